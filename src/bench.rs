@@ -1,0 +1,1 @@
+//! Side-by-side benchmark tables (owned by the tuner/bench work).

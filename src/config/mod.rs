@@ -1,0 +1,81 @@
+//! Tuned kernel configs in the file format vLLM and SGLang users already have:
+//! `N={N},K={K},device_name={DEV},dtype=fp8_w8a8,block_shape=[128,128].json`, each a JSON
+//! object from batch size M to launch parameters; the nearest M wins (ties to the smaller).
+
+use serde::{Deserialize, Serialize};
+
+pub mod library;
+pub mod naming;
+pub mod table;
+
+pub use library::Library;
+pub use naming::{dense_file_name, moe_file_name};
+pub use table::ConfigTable;
+
+/// Key in an entry recording that the tuner found nothing faster than the vendor BLAS path;
+/// the kernel fields are still present, so vLLM-style loaders read the entry unchanged.
+pub const PATH_KEY: &str = "blockfp8_path";
+
+/// One entry's launch parameters. Fields the crate uses are typed; every other key is kept
+/// verbatim in `extra` (AMD files' unknown keys, `triton_version`, ...).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelConfig {
+    #[serde(rename = "BLOCK_SIZE_M")]
+    pub block_m: u32,
+    #[serde(rename = "BLOCK_SIZE_N")]
+    pub block_n: u32,
+    #[serde(rename = "BLOCK_SIZE_K")]
+    pub block_k: u32,
+    #[serde(rename = "GROUP_SIZE_M")]
+    pub group_m: u32,
+    pub num_warps: u32,
+    /// Pipeline depth; many MI300X files omit it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_stages: Option<u32>,
+    /// AMD: MFMA instruction shape, 16 (16x16x32) or 32 (32x32x16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix_instr_nonkdim: Option<u32>,
+    /// AMD: K packing factor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kpack: Option<u32>,
+    /// AMD: occupancy hint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waves_per_eu: Option<u32>,
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl KernelConfig {
+    /// vLLM's default dense config for block (block_n, block_k).
+    pub fn vllm_default(block: (usize, usize)) -> Self {
+        KernelConfig {
+            block_m: 64,
+            block_n: block.0 as u32,
+            block_k: block.1 as u32,
+            group_m: 32,
+            num_warps: 4,
+            num_stages: Some(2),
+            matrix_instr_nonkdim: None,
+            kpack: None,
+            waves_per_eu: None,
+            extra: Default::default(),
+        }
+    }
+
+    /// Whether this entry records the vendor BLAS path as the winner.
+    pub fn prefers_vendor(&self) -> bool {
+        self.extra.get(PATH_KEY).and_then(|v| v.as_str()) == Some("vendor")
+    }
+
+    /// Compact label, e.g. `m64n128k128g32w4s2`, plus `i16` for the MFMA shape.
+    pub fn short(&self) -> String {
+        let mut s = format!("m{}n{}k{}g{}w{}", self.block_m, self.block_n, self.block_k, self.group_m, self.num_warps);
+        if let Some(st) = self.num_stages {
+            s += &format!("s{st}");
+        }
+        if let Some(i) = self.matrix_instr_nonkdim {
+            s += &format!("i{i}");
+        }
+        s
+    }
+}

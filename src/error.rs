@@ -1,0 +1,53 @@
+//! One error type for the crate. Variants carry the operation and the shapes involved so
+//! that a message alone tells the user what to fix.
+
+use std::path::PathBuf;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A tensor or scale has the wrong length or shape for the operation.
+    #[error("{op}: {what}")]
+    Shape { op: &'static str, what: String },
+
+    /// An argument outside what the operation supports (dtype, group size, flavour...).
+    #[error("{op}: invalid argument: {what}")]
+    InvalidArgument { op: &'static str, what: String },
+
+    /// Non-finite values where finite ones are required (NaN scales, NaN inputs to quantize).
+    #[error("{op}: non-finite value: {what}")]
+    NonFinite { op: &'static str, what: String },
+
+    /// A tuned-config file that could not be used. Callers of the config library never see
+    /// this (a bad file counts as missing); `config check` reports it.
+    #[error("config file {path}: {reason}")]
+    Config { path: PathBuf, reason: String },
+
+    /// The requested backend was not compiled in, or has no usable device.
+    #[error("backend {backend} unavailable: {reason}")]
+    BackendUnavailable { backend: &'static str, reason: String },
+
+    /// A GPU runtime or library call failed.
+    #[error("{backend}: {call} failed: {reason}")]
+    Device { backend: &'static str, call: String, reason: String },
+
+    /// A path (kernel config, vendor library) cannot serve this problem.
+    #[error("{path} cannot run this problem: {reason}")]
+    Unsupported { path: String, reason: String },
+
+    #[error("{context}: {source}")]
+    Io { context: String, #[source] source: std::io::Error },
+}
+
+impl Error {
+    pub fn shape(op: &'static str, what: impl Into<String>) -> Self {
+        Error::Shape { op, what: what.into() }
+    }
+    pub fn invalid(op: &'static str, what: impl Into<String>) -> Self {
+        Error::InvalidArgument { op, what: what.into() }
+    }
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io { context: context.into(), source }
+    }
+}

@@ -1,0 +1,1 @@
+//! NumPy .npy reading and writing for the CLI.

@@ -1,0 +1,1 @@
+//! The tuner (owned by the tuner/bench work).
