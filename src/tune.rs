@@ -1,1 +1,0 @@
-//! The tuner (owned by the tuner/bench work).

@@ -1,0 +1,196 @@
+//! Tuning one (shape, M): candidates, correctness check, timing, winner.
+
+use std::time::Instant;
+
+use crate::backend::{Backend, TimingOptions};
+use crate::config::{KernelConfig, PATH_KEY};
+use crate::error::{Error, Result};
+use crate::gemm::{GemmPath, GemmProblem, GemmShape, OutDtype};
+use crate::quant::ScaleLayout;
+
+use super::journal::{Choice, Rejected, TuneRecord};
+use super::plan::WorkItem;
+use super::verify::{ProblemData, Reference};
+
+/// How a path is timed. Production uses [`BackendTiming`] (the backend's own timer: warm-up,
+/// device events, inputs rotated past the cache); tests inject deterministic timings.
+pub trait Measure: Send + Sync {
+    /// Per-repeat seconds of `path` on `problem`.
+    fn measure(&self, backend: &dyn Backend, problem: &GemmProblem, path: &GemmPath, opts: &TimingOptions) -> Result<Vec<f64>>;
+}
+
+/// [`Measure`] through `Backend::time_gemm`.
+pub struct BackendTiming;
+
+impl Measure for BackendTiming {
+    fn measure(&self, backend: &dyn Backend, problem: &GemmProblem, path: &GemmPath, opts: &TimingOptions) -> Result<Vec<f64>> {
+        backend.time_gemm(problem, path, opts)
+    }
+}
+
+/// Median of the samples (mean of the middle two for an even count); `None` when empty or
+/// when a sample is not a positive finite time.
+pub fn median(samples: &[f64]) -> Option<f64> {
+    if samples.is_empty() || samples.iter().any(|t| !t.is_finite() || *t <= 0.0) {
+        return None;
+    }
+    let mut v = samples.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    Some(if v.len() % 2 == 1 { v[mid] } else { 0.5 * (v[mid - 1] + v[mid]) })
+}
+
+/// The settings one item needs (a subset of the tuner's options).
+#[derive(Clone, Debug)]
+pub struct ItemSettings {
+    pub out_dtype: OutDtype,
+    pub scale_layout: ScaleLayout,
+    pub timing: TimingOptions,
+    /// A candidate whose calc_diff against the CPU reference exceeds this is rejected.
+    pub max_calc_diff: f64,
+    /// Multiply-adds below which the reference covers the whole output.
+    pub full_reference_macs: f64,
+    pub seed: u64,
+}
+
+/// Kernel configs of `backend` that can run `shape`, and the ones filtered out with why.
+/// A config's BLOCK_SIZE_K must divide the weight's block_k (each K tile then sees one
+/// scale), and the backend must accept it for this shape (registers, LDS/shared memory).
+pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape) -> (Vec<KernelConfig>, Vec<Rejected>) {
+    let mut keep: Vec<KernelConfig> = Vec::new();
+    let mut skipped = Vec::new();
+    for cfg in backend.candidate_configs() {
+        if keep.contains(&cfg) {
+            continue;
+        }
+        let reason = if cfg.block_k == 0 || shape.block.1 % cfg.block_k as usize != 0 {
+            Some(format!("BLOCK_SIZE_K {} does not divide the weight block_k {}", cfg.block_k, shape.block.1))
+        } else {
+            backend.supports(shape, &GemmPath::Tuned(cfg.clone())).err()
+        };
+        match reason {
+            None => keep.push(cfg),
+            Some(reason) => skipped.push(Rejected { config: cfg.short(), reason }),
+        }
+    }
+    (keep, skipped)
+}
+
+struct Contender {
+    choice: Choice,
+    path: GemmPath,
+    time: f64,
+    diff: f64,
+}
+
+/// Runs `path` once to check it, then times it. `Err` carries the rejection reason.
+fn evaluate(backend: &dyn Backend, measure: &dyn Measure, p: &GemmProblem, reference: &Reference, path: &GemmPath, s: &ItemSettings) -> std::result::Result<(f64, f64), String> {
+    let out = backend.gemm(p, path).map_err(|e| format!("run failed: {e}"))?;
+    if out.dtype() != s.out_dtype || out.len() != p.shape.m * p.shape.n {
+        return Err(format!("output is {} x {}, expected {} x {}", out.len(), out.dtype().name(), p.shape.m * p.shape.n, s.out_dtype.name()));
+    }
+    let diff = reference.diff(&out, p.shape.n)?;
+    if diff.is_nan() || diff > s.max_calc_diff {
+        return Err(format!("wrong result: calc_diff {diff:.3e} > {:.1e}", s.max_calc_diff));
+    }
+    let samples = measure.measure(backend, p, path, &s.timing).map_err(|e| format!("timing failed: {e}"))?;
+    let t = median(&samples).ok_or_else(|| format!("timing returned no usable samples ({samples:?})"))?;
+    Ok((t, diff))
+}
+
+/// Tunes one item on one backend. Wrong or failing candidates are rejected and reported;
+/// the item fails only when no default path can run it correctly.
+pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s: &ItemSettings, worker: usize) -> Result<TuneRecord> {
+    let started = Instant::now();
+    let dev = backend.device();
+    let shape = GemmShape { m: item.m, n: item.n, k: item.k, block: item.block, format: dev.fp8, out_dtype: s.out_dtype };
+    let data = ProblemData::random(shape, s.scale_layout, s.seed);
+    let p = data.problem();
+    let reference = Reference::compute(&p, s.full_reference_macs)?;
+    let what = format!("N={} K={} M={}", item.n, item.k, item.m);
+
+    let mut rejected = Vec::new();
+    // The default paths go first: a tuned config must be strictly faster to replace them.
+    let mut contenders: Vec<Contender> = Vec::new();
+    let mut default_times: [Option<f64>; 2] = [None, None];
+    for (slot, (choice, path)) in [(Choice::Vendor, GemmPath::Vendor), (Choice::KernelDefault, GemmPath::KernelDefault)].into_iter().enumerate() {
+        if backend.supports(&shape, &path).is_err() {
+            continue;
+        }
+        match evaluate(backend, measure, &p, &reference, &path, s) {
+            Ok((time, diff)) => {
+                default_times[slot] = Some(time);
+                contenders.push(Contender { choice, path, time, diff });
+            }
+            Err(reason) => {
+                log::warn!("{what}: {} path rejected: {reason}", choice.label());
+                rejected.push(Rejected { config: choice.label().into(), reason });
+            }
+        }
+    }
+    let [vendor_time, kernel_default_time] = default_times;
+    // Without a tuned file the plan takes the vendor path when it can run the shape.
+    let (default_path, default_time) = match (backend.supports(&shape, &GemmPath::Vendor).is_ok(), vendor_time, kernel_default_time) {
+        (true, Some(v), _) => (Choice::Vendor, v),
+        (_, _, Some(d)) => (Choice::KernelDefault, d),
+        (_, Some(v), None) => (Choice::Vendor, v),
+        (_, None, None) => {
+            let why = rejected.iter().map(|r| format!("{}: {}", r.config, r.reason)).collect::<Vec<_>>().join("; ");
+            return Err(Error::Unsupported { path: "default paths".into(), reason: format!("{what}: neither the vendor nor the kernel default path ran correctly ({why})") });
+        }
+    };
+
+    let (configs, skipped) = candidate_configs(backend, &shape);
+    for cfg in &configs {
+        let path = GemmPath::Tuned(cfg.clone());
+        match evaluate(backend, measure, &p, &reference, &path, s) {
+            Ok((time, diff)) => contenders.push(Contender { choice: Choice::Tuned, path, time, diff }),
+            Err(reason) => {
+                log::warn!("{what}: candidate {} rejected: {reason}", cfg.short());
+                rejected.push(Rejected { config: cfg.short(), reason });
+            }
+        }
+    }
+
+    // Fastest correct contender; on equal times the earlier (default paths first) stays.
+    let mut best = &contenders[0];
+    for c in &contenders[1..] {
+        if c.time < best.time {
+            best = c;
+        }
+    }
+    let config = match &best.path {
+        GemmPath::Tuned(cfg) => cfg.clone(),
+        GemmPath::KernelDefault => backend.default_config(),
+        GemmPath::Vendor => {
+            // The kernel fields stay so vLLM-style loaders still read the entry.
+            let mut cfg = backend.default_config();
+            cfg.extra.insert(PATH_KEY.into(), serde_json::Value::String("vendor".into()));
+            cfg
+        }
+    };
+    Ok(TuneRecord {
+        device: dev.config_name(),
+        dtype: super::DTYPE.into(),
+        out_dtype: s.out_dtype.name().into(),
+        scale_layout: super::layout_name(s.scale_layout).into(),
+        n: item.n,
+        k: item.k,
+        block: item.block,
+        m: item.m,
+        choice: best.choice,
+        config,
+        time_us: best.time * 1e6,
+        default_path,
+        default_time_us: default_time * 1e6,
+        vendor_time_us: vendor_time.map(|t| t * 1e6),
+        kernel_default_time_us: kernel_default_time.map(|t| t * 1e6),
+        calc_diff: best.diff,
+        sampled_check: reference.sampled,
+        candidates: configs.len(),
+        skipped: skipped.len(),
+        rejected,
+        worker,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
