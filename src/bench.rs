@@ -1,1 +1,0 @@
-//! Side-by-side benchmark tables (owned by the tuner/bench work).

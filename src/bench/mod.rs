@@ -1,0 +1,256 @@
+//! Side-by-side benchmark of the paths one product can take on a backend: the tuned kernel
+//! (the config library's entry for the shape), the kernel's default config and the vendor
+//! BLAS path, with TFLOPS, GB/s (minimum bytes), speedups and accuracy against the CPU
+//! reference; rendered as tables like DeepGEMM's benchmark README, JSON, CSV or an SVG plot.
+//!
+//! ```no_run
+//! # fn main() -> blockfp8::Result<()> {
+//! use blockfp8::bench::{self, BenchOptions};
+//! let backend = blockfp8::backend::open(blockfp8::BackendKind::Cpu, 0)?;
+//! let opts = BenchOptions::new(bench::default_shapes(backend.kind()));
+//! let report = bench::run(backend.as_ref(), None, &opts)?;
+//! print!("{}", bench::render_tables(&report));
+//! # Ok(()) }
+//! ```
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::backend::{Backend, BackendKind, TimingOptions};
+use crate::config::{Library, PATH_KEY};
+use crate::error::{Error, Result};
+use crate::gemm::{GemmPath, GemmShape, OutDtype};
+use crate::quant::ScaleLayout;
+use crate::tune::{median, ProblemData, Reference, WeightShape, DEFAULT_BLOCK, DTYPE};
+
+mod plot;
+mod render;
+
+pub use plot::plot_svg;
+pub use render::{render_csv, render_json, render_tables};
+
+/// One product size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BenchShape {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+}
+
+impl std::str::FromStr for BenchShape {
+    type Err = Error;
+    /// `M,N,K`.
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || Error::invalid("bench", format!("shape {s:?}: expected M,N,K with positive integers"));
+        let v: Vec<usize> = s.split([',', 'x']).map(|p| p.trim().parse().map_err(|_| bad())).collect::<Result<_>>()?;
+        match v.as_slice() {
+            [m, n, k] if *m > 0 && *n > 0 && *k > 0 => Ok(BenchShape { m: *m, n: *n, k: *k }),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// The shapes of shared/docs/anchors.md (measured on the H200 for cuBLASLt and vLLM's
+/// Triton kernel), so GPU results line up with those anchors.
+pub const ANCHOR_SHAPES: [(usize, usize, usize); 16] = [
+    (8, 4096, 7168),
+    (8, 7168, 18432),
+    (8, 18432, 7168),
+    (64, 4096, 7168),
+    (64, 7168, 18432),
+    (64, 18432, 7168),
+    (64, 24576, 1536),
+    (64, 32768, 512),
+    (64, 7168, 16384),
+    (128, 4096, 7168),
+    (128, 7168, 18432),
+    (128, 18432, 7168),
+    (1024, 4096, 7168),
+    (1024, 18432, 7168),
+    (2048, 4096, 7168),
+    (4096, 4096, 7168),
+];
+
+/// Default shapes: the anchors on a GPU backend; on the CPU a few small shapes that finish
+/// in seconds (the CPU is the reference, not a contender).
+pub fn default_shapes(kind: BackendKind) -> Vec<BenchShape> {
+    match kind {
+        BackendKind::Cpu => [(1, 256, 512), (16, 256, 512), (64, 256, 512), (1, 512, 1024), (16, 512, 1024), (64, 512, 1024)]
+            .iter()
+            .map(|&(m, n, k)| BenchShape { m, n, k })
+            .collect(),
+        _ => ANCHOR_SHAPES.iter().map(|&(m, n, k)| BenchShape { m, n, k }).collect(),
+    }
+}
+
+/// Every model weight shape at every batch size (for `--model`).
+pub fn shapes_for_weights(weights: &[WeightShape], batch_sizes: &[usize]) -> Vec<BenchShape> {
+    weights.iter().flat_map(|w| batch_sizes.iter().map(move |&m| BenchShape { m, n: w.n, k: w.k })).collect()
+}
+
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    pub shapes: Vec<BenchShape>,
+    /// Weight block; the GPU kernels support (128, 128).
+    pub block: (usize, usize),
+    pub out_dtype: OutDtype,
+    pub scale_layout: ScaleLayout,
+    pub timing: TimingOptions,
+    /// Check accuracy against the CPU reference (whole output up to this many multiply-adds,
+    /// sampled rows x column blocks above).
+    pub check_accuracy: bool,
+    pub full_reference_macs: f64,
+    pub seed: u64,
+}
+
+impl BenchOptions {
+    pub fn new(shapes: Vec<BenchShape>) -> Self {
+        BenchOptions {
+            shapes,
+            block: DEFAULT_BLOCK,
+            out_dtype: OutDtype::Bf16,
+            scale_layout: ScaleLayout::RowMajor,
+            timing: TimingOptions::default(),
+            check_accuracy: true,
+            full_reference_macs: crate::tune::FULL_REFERENCE_MACS,
+            seed: 0xBE_0C_F8,
+        }
+    }
+}
+
+/// Which path a measurement is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Implementation {
+    /// The config library's entry for the shape (absent when there is none).
+    Tuned,
+    KernelDefault,
+    Vendor,
+}
+
+impl Implementation {
+    pub fn label(self) -> &'static str {
+        match self {
+            Implementation::Tuned => "tuned",
+            Implementation::KernelDefault => "kernel default",
+            Implementation::Vendor => "vendor",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Measurement {
+    pub implementation: Implementation,
+    /// Config label, or `vendor`.
+    pub config: String,
+    pub time_us: f64,
+    pub tflops: f64,
+    /// Minimum bytes (A, B, C once) over the time.
+    pub gbps: f64,
+    /// calc_diff against the CPU reference (`None` when accuracy was not checked).
+    pub calc_diff: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ShapeResult {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub measurements: Vec<Measurement>,
+    /// Whether calc_diff covered a sample of the output rather than all of it.
+    pub sampled_check: bool,
+    /// Paths that were not measured, and why.
+    pub notes: Vec<String>,
+}
+
+impl ShapeResult {
+    pub fn get(&self, which: Implementation) -> Option<&Measurement> {
+        self.measurements.iter().find(|m| m.implementation == which)
+    }
+    /// Time of `base` over time of `of` (> 1: `of` is faster).
+    pub fn speedup(&self, of: Implementation, base: Implementation) -> Option<f64> {
+        Some(self.get(base)?.time_us / self.get(of)?.time_us)
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    pub backend: String,
+    pub device: String,
+    pub out_dtype: String,
+    pub scale_layout: String,
+    pub warmup: usize,
+    pub repeats: usize,
+    pub shapes: Vec<ShapeResult>,
+    pub wall_seconds: f64,
+}
+
+/// The path the library's tuned entry selects for `shape`, if there is an entry.
+fn tuned_path(backend: &dyn Backend, library: Option<&Library>, shape: &GemmShape) -> Option<GemmPath> {
+    let table = library?.lookup(&backend.device().config_name(), shape.n, shape.k, DTYPE, shape.block)?;
+    let (_, cfg) = table.nearest(shape.m)?;
+    if cfg.extra.get(PATH_KEY).and_then(|v| v.as_str()) == Some("vendor") {
+        Some(GemmPath::Vendor)
+    } else {
+        Some(GemmPath::Tuned(cfg.clone()))
+    }
+}
+
+/// Benchmarks every shape of `opts` on `backend`; the tuned path comes from `library`
+/// (`None`: no tuned row). A path the backend cannot run is noted, not an error; a path
+/// that fails to run is an error.
+pub fn run(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOptions) -> Result<BenchReport> {
+    let started = Instant::now();
+    if opts.shapes.is_empty() {
+        return Err(Error::invalid("bench", "no shapes to benchmark"));
+    }
+    let mut results = Vec::new();
+    for s in &opts.shapes {
+        let shape = GemmShape { m: s.m, n: s.n, k: s.k, block: opts.block, format: backend.device().fp8, out_dtype: opts.out_dtype };
+        let data = ProblemData::random(shape, opts.scale_layout, opts.seed);
+        let p = data.problem();
+        p.validate()?;
+        let reference = if opts.check_accuracy { Some(Reference::compute(&p, opts.full_reference_macs)?) } else { None };
+        let mut res = ShapeResult { m: s.m, n: s.n, k: s.k, measurements: Vec::new(), sampled_check: reference.as_ref().is_some_and(|r| r.sampled), notes: Vec::new() };
+        let tuned = tuned_path(backend, library, &shape);
+        if tuned.is_none() {
+            res.notes.push("tuned: no config file entry for this shape".into());
+        }
+        let paths = [(Implementation::Tuned, tuned), (Implementation::KernelDefault, Some(GemmPath::KernelDefault)), (Implementation::Vendor, Some(GemmPath::Vendor))];
+        for (which, path) in paths {
+            let Some(path) = path else { continue };
+            if let Err(why) = backend.supports(&shape, &path) {
+                res.notes.push(format!("{}: {why}", which.label()));
+                continue;
+            }
+            let calc_diff = match &reference {
+                Some(r) => {
+                    let out = backend.gemm(&p, &path)?;
+                    Some(r.diff(&out, s.n).map_err(|why| Error::Unsupported { path: path.label(), reason: why })?)
+                }
+                None => None,
+            };
+            let samples = backend.time_gemm(&p, &path, &opts.timing)?;
+            let t = median(&samples).ok_or_else(|| Error::Unsupported { path: path.label(), reason: format!("timing gave no usable samples: {samples:?}") })?;
+            let config = match &path {
+                GemmPath::Tuned(c) => c.short(),
+                GemmPath::Vendor => "vendor".into(),
+                GemmPath::KernelDefault => backend.default_config().short(),
+            };
+            res.measurements.push(Measurement { implementation: which, config, time_us: t * 1e6, tflops: shape.flops() / t / 1e12, gbps: shape.min_bytes() / t / 1e9, calc_diff });
+        }
+        log::info!("bench M={} N={} K={}: {} paths measured", s.m, s.n, s.k, res.measurements.len());
+        results.push(res);
+    }
+    Ok(BenchReport {
+        backend: backend.kind().name().into(),
+        device: backend.device().name.clone(),
+        out_dtype: opts.out_dtype.name().into(),
+        scale_layout: crate::tune::layout_name(opts.scale_layout).into(),
+        warmup: opts.timing.warmup,
+        repeats: opts.timing.repeats,
+        shapes: results,
+        wall_seconds: started.elapsed().as_secs_f64(),
+    })
+}

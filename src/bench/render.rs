@@ -1,0 +1,130 @@
+//! Text renderings of a [`BenchReport`]: markdown tables, JSON, CSV.
+
+use std::collections::BTreeMap;
+
+use super::{BenchReport, Implementation, ShapeResult};
+use crate::error::{Error, Result};
+
+const IMPLS: [Implementation; 3] = [Implementation::Tuned, Implementation::KernelDefault, Implementation::Vendor];
+
+fn cell(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |x| format!("{x:.digits$}"))
+}
+
+fn speedup_cell(v: Option<f64>) -> String {
+    v.map_or("-".into(), |x| format!("{x:.2}x"))
+}
+
+fn worst_diff(s: &ShapeResult) -> Option<f64> {
+    s.measurements.iter().filter_map(|m| m.calc_diff).reduce(f64::max)
+}
+
+/// Arithmetic mean of the defined values (`None` when there are none).
+fn mean(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = values.flatten().collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// One markdown table per (N, K) in first-seen order (rows: M), then the averages.
+pub fn render_tables(r: &BenchReport) -> String {
+    let mut out = format!(
+        "Backend {} on {}, output {}, {} activation scales, median of {} repeats after {} warm-up runs.\n\n",
+        r.backend, r.device, r.out_dtype, r.scale_layout, r.repeats, r.warmup
+    );
+    let mut groups: Vec<((usize, usize), Vec<&ShapeResult>)> = Vec::new();
+    for s in &r.shapes {
+        match groups.iter_mut().find(|(nk, _)| *nk == (s.n, s.k)) {
+            Some((_, v)) => v.push(s),
+            None => groups.push(((s.n, s.k), vec![s])),
+        }
+    }
+    for ((n, k), rows) in &groups {
+        out += &format!("### N={n}, K={k}\n\n");
+        out += "| M | N | K | tuned us | tuned TFLOPS | tuned GB/s | default us | default TFLOPS | vendor us | vendor TFLOPS | speedup vs default | speedup vs vendor | calc_diff |\n";
+        out += "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+        for s in rows {
+            let t = s.get(Implementation::Tuned);
+            let d = s.get(Implementation::KernelDefault);
+            let v = s.get(Implementation::Vendor);
+            let diff = worst_diff(s).map_or("-".to_string(), |x| format!("{x:.1e}{}", if s.sampled_check { " (sampled)" } else { "" }));
+            out += &format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                s.m,
+                s.n,
+                s.k,
+                cell(t.map(|x| x.time_us), 1),
+                cell(t.map(|x| x.tflops), 1),
+                cell(t.map(|x| x.gbps), 0),
+                cell(d.map(|x| x.time_us), 1),
+                cell(d.map(|x| x.tflops), 1),
+                cell(v.map(|x| x.time_us), 1),
+                cell(v.map(|x| x.tflops), 1),
+                speedup_cell(s.speedup(Implementation::Tuned, Implementation::KernelDefault)),
+                speedup_cell(s.speedup(Implementation::Tuned, Implementation::Vendor)),
+                diff
+            );
+        }
+        out.push('\n');
+    }
+    out += "### Summary\n\n| implementation | shapes | avg TFLOPS | avg GB/s | worst calc_diff |\n|---|--:|--:|--:|--:|\n";
+    for which in IMPLS {
+        let ms: Vec<_> = r.shapes.iter().filter_map(|s| s.get(which)).collect();
+        if ms.is_empty() {
+            continue;
+        }
+        out += &format!(
+            "| {} | {} | {} | {} | {} |\n",
+            which.label(),
+            ms.len(),
+            cell(mean(ms.iter().map(|m| Some(m.tflops))), 1),
+            cell(mean(ms.iter().map(|m| Some(m.gbps))), 0),
+            ms.iter().filter_map(|m| m.calc_diff).reduce(f64::max).map_or("-".into(), |x| format!("{x:.1e}"))
+        );
+    }
+    let vs_default = mean(r.shapes.iter().map(|s| s.speedup(Implementation::Tuned, Implementation::KernelDefault)));
+    let vs_vendor = mean(r.shapes.iter().map(|s| s.speedup(Implementation::Tuned, Implementation::Vendor)));
+    out += &format!("\nAverage speedup of the tuned path: {} over the kernel default, {} over the vendor path.\n", speedup_cell(vs_default), speedup_cell(vs_vendor));
+    let mut notes: BTreeMap<String, usize> = BTreeMap::new();
+    for s in &r.shapes {
+        for n in &s.notes {
+            *notes.entry(n.clone()).or_default() += 1;
+        }
+    }
+    if !notes.is_empty() {
+        out += "\nNot measured:\n";
+        for (n, count) in notes {
+            out += &format!("- {n} ({count} shape{})\n", if count == 1 { "" } else { "s" });
+        }
+    }
+    out
+}
+
+/// The whole report as pretty JSON.
+pub fn render_json(r: &BenchReport) -> Result<String> {
+    serde_json::to_string_pretty(r).map_err(|e| Error::invalid("bench", format!("serializing the report: {e}")))
+}
+
+/// One CSV row per (shape, implementation).
+pub fn render_csv(r: &BenchReport) -> String {
+    let mut out = String::from("m,n,k,implementation,config,time_us,tflops,gbps,calc_diff,speedup_vs_kernel_default,speedup_vs_vendor\n");
+    for s in &r.shapes {
+        for m in &s.measurements {
+            let vs = |base: Implementation| s.get(base).map(|b| b.time_us / m.time_us).map_or(String::new(), |x| format!("{x:.4}"));
+            out += &format!(
+                "{},{},{},{},{},{:.3},{:.4},{:.2},{},{},{}\n",
+                s.m,
+                s.n,
+                s.k,
+                m.implementation.label().replace(' ', "_"),
+                m.config,
+                m.time_us,
+                m.tflops,
+                m.gbps,
+                m.calc_diff.map_or(String::new(), |d| format!("{d:.3e}")),
+                vs(Implementation::KernelDefault),
+                vs(Implementation::Vendor)
+            );
+        }
+    }
+    out
+}
