@@ -509,6 +509,15 @@ fn hostile_files_are_not_read() {
     // A device name cannot climb out of the folder: '/' becomes '_'.
     assert!(lib.lookup("../../etc/passwd", 1, 1, "fp8_w8a8", (128, 128)).is_none());
     assert!(lib.warnings().last().unwrap().contains("device_name=.._.._etc_passwd"));
+    // Nor can a dtype: nothing outside the folder is opened.
+    // ("N=..,dtype=" + "/../x" would resolve to inner/x,... once a folder named like the prefix exists.)
+    let inner = dir.path().join("inner");
+    std::fs::create_dir_all(inner.join("N=1536,K=7168,device_name=NVIDIA_H200,dtype=")).unwrap();
+    std::fs::write(inner.join("x,block_shape=[128,128].json"), read("h200", H200)).unwrap();
+    let inner = Library::new(vec![inner], false, false);
+    assert!(inner.lookup("NVIDIA_H200", 1536, 7168, "/../x", (128, 128)).is_none());
+    assert_eq!(inner.files_read(), 0);
+    assert!(inner.warnings()[0].contains("cannot be part of a file name"));
 }
 
 // ---- devices ----

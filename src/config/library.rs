@@ -215,6 +215,12 @@ impl Library {
     fn resolve(&self, key: &DenseKey) -> Lookup {
         let file_name = key.file_name();
         let mut tried = Vec::new();
+        // The device part is already a plain name; a dtype with a separator must not turn
+        // the file name into a path that leaves the folder.
+        if file_name.contains(['/', '\\', '\0']) {
+            self.warn(format!("no tuned config for {key}: dtype {:?} cannot be part of a file name", key.dtype));
+            return Lookup::Missing { file_name, tried };
+        }
         for dir in &self.dirs {
             let path = dir.join(&file_name);
             let place = ConfigSource::File(path.clone());
