@@ -83,23 +83,43 @@ struct Contender {
     diff: f64,
 }
 
-/// Runs `path` once to check it, then times it. `Err` carries the rejection reason.
-fn evaluate(backend: &dyn Backend, measure: &dyn Measure, p: &GemmProblem, reference: &Reference, path: &GemmPath, s: &ItemSettings) -> std::result::Result<(f64, f64), String> {
-    let out = backend.gemm(p, path).map_err(|e| format!("run failed: {e}"))?;
+/// Why a contender did not get a time.
+enum Failure {
+    /// Wrong result, unusable timing, or the path refused the problem: reject and go on.
+    Rejected(String),
+    /// The device itself failed (`Error::Device`): later launches cannot be trusted either,
+    /// so the item fails and the run stops (it resumes from the journal).
+    Device(Error),
+}
+
+fn reject(reason: String) -> Failure {
+    Failure::Rejected(reason)
+}
+
+fn classify(e: Error, what: &str) -> Failure {
+    match e {
+        e @ Error::Device { .. } => Failure::Device(e),
+        other => Failure::Rejected(format!("{what}: {other}")),
+    }
+}
+
+/// Runs `path` once to check it, then times it: (median seconds, calc_diff).
+fn evaluate(backend: &dyn Backend, measure: &dyn Measure, p: &GemmProblem, reference: &Reference, path: &GemmPath, s: &ItemSettings) -> std::result::Result<(f64, f64), Failure> {
+    let out = backend.gemm(p, path).map_err(|e| classify(e, "run failed"))?;
     if out.dtype() != s.out_dtype || out.len() != p.shape.m * p.shape.n {
-        return Err(format!("output is {} x {}, expected {} x {}", out.len(), out.dtype().name(), p.shape.m * p.shape.n, s.out_dtype.name()));
+        return Err(reject(format!("output is {} x {}, expected {} x {}", out.len(), out.dtype().name(), p.shape.m * p.shape.n, s.out_dtype.name())));
     }
-    let diff = reference.diff(&out, p.shape.n)?;
+    let diff = reference.diff(&out, p.shape.n).map_err(reject)?;
     if diff.is_nan() || diff > s.max_calc_diff {
-        return Err(format!("wrong result: calc_diff {diff:.3e} > {:.1e}", s.max_calc_diff));
+        return Err(reject(format!("wrong result: calc_diff {diff:.3e} > {:.1e}", s.max_calc_diff)));
     }
-    let samples = measure.measure(backend, p, path, &s.timing).map_err(|e| format!("timing failed: {e}"))?;
-    let t = median(&samples).ok_or_else(|| format!("timing returned no usable samples ({samples:?})"))?;
+    let samples = measure.measure(backend, p, path, &s.timing).map_err(|e| classify(e, "timing failed"))?;
+    let t = median(&samples).ok_or_else(|| reject(format!("timing returned no usable samples ({samples:?})")))?;
     Ok((t, diff))
 }
 
 /// Tunes one item on one backend. Wrong or failing candidates are rejected and reported;
-/// the item fails only when no default path can run it correctly.
+/// the item fails when no default path runs it correctly, or on a device error.
 pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s: &ItemSettings, worker: usize) -> Result<TuneRecord> {
     let started = Instant::now();
     let dev = backend.device();
@@ -122,7 +142,8 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
                 default_times[slot] = Some(time);
                 contenders.push(Contender { choice, path, time, diff });
             }
-            Err(reason) => {
+            Err(Failure::Device(e)) => return Err(e),
+            Err(Failure::Rejected(reason)) => {
                 log::warn!("{what}: {} path rejected: {reason}", choice.label());
                 rejected.push(Rejected { config: choice.label().into(), reason });
             }
@@ -145,7 +166,8 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
         let path = GemmPath::Tuned(cfg.clone());
         match evaluate(backend, measure, &p, &reference, &path, s) {
             Ok((time, diff)) => contenders.push(Contender { choice: Choice::Tuned, path, time, diff }),
-            Err(reason) => {
+            Err(Failure::Device(e)) => return Err(e),
+            Err(Failure::Rejected(reason)) => {
                 log::warn!("{what}: candidate {} rejected: {reason}", cfg.short());
                 rejected.push(Rejected { config: cfg.short(), reason });
             }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::config::{dense_file_name, KernelConfig};
+use crate::config::{dense_file_name, ConfigTable, KernelConfig};
 use crate::error::{Error, Result};
 
 use super::journal::{read_journal, RecordKey, TuneRecord, JOURNAL_PREFIX};
@@ -14,34 +14,17 @@ pub fn file_name_of(rec: &TuneRecord) -> String {
     dense_file_name(rec.n, rec.k, &rec.device, &rec.dtype, rec.block)
 }
 
-/// vLLM's layout: keys ascending by M, 4-space indent, trailing newline.
+/// vLLM's layout (keys ascending by M, 4-space indent, trailing newline), written by the
+/// config library so that tuner output and shipped files are byte-compatible.
 pub fn table_json(entries: &BTreeMap<usize, KernelConfig>) -> String {
-    // TODO(config): switch to ConfigTable::to_json once the config branch lands.
-    let mut obj = serde_json::Map::new();
-    for (m, c) in entries {
-        obj.insert(m.to_string(), serde_json::to_value(c).expect("KernelConfig serializes"));
-    }
-    let mut buf = Vec::new();
-    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
-    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-    serde::Serialize::serialize(&serde_json::Value::Object(obj), &mut ser).expect("JSON value serializes");
-    let mut s = String::from_utf8(buf).expect("serde_json writes UTF-8");
-    s.push('\n');
-    s
+    ConfigTable { entries: entries.iter().map(|(m, c)| (*m, c.clone())).collect() }.to_json()
 }
 
-/// Reads a config file into M -> entry.
+/// Reads a config file into M -> entry, with the config library's parser and checks.
 pub fn read_table(path: &Path) -> Result<BTreeMap<usize, KernelConfig>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(format!("reading config file {}", path.display()), e))?;
-    let bad = |reason: String| Error::Config { path: path.to_path_buf(), reason };
-    let obj: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text).map_err(|e| bad(format!("not a JSON object: {e}")))?;
-    let mut out = BTreeMap::new();
-    for (key, v) in obj {
-        let m: usize = key.parse().map_err(|_| bad(format!("key {key:?} is not a batch size")))?;
-        let cfg: KernelConfig = serde_json::from_value(v).map_err(|e| bad(format!("entry {key}: {e}")))?;
-        out.insert(m, cfg);
-    }
-    Ok(out)
+    let table = ConfigTable::parse(&text).map_err(|reason| Error::Config { path: path.to_path_buf(), reason })?;
+    Ok(table.entries.into_iter().collect())
 }
 
 /// Writes `contents` to `dir/name` through a temporary file in `dir` and a rename, so a

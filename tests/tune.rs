@@ -1,0 +1,495 @@
+//! The tuner: shapes from model configs, work lists and shards, shard + merge == one run,
+//! resume after a failure, concurrent workers, wrong-candidate rejection, default-path
+//! records, and a real CPU tune whose file the config library then serves.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use blockfp8::backend::cpu::CpuBackend;
+use blockfp8::backend::{Backend, BackendKind, TimingOptions};
+use blockfp8::config::{ConfigTable, KernelConfig, Library, PATH_KEY};
+use blockfp8::device::Device;
+use blockfp8::gemm::{BlockScaledGemm, GemmPath, GemmProblem, GemmShape, OutDtype, Output};
+use blockfp8::quant::{QuantizedTokens, QuantizedWeight, TokenQuantOptions};
+use blockfp8::tune::{self, Choice, Measure, OnConflict, Shard, TuneOptions, WeightShape, WorkItem};
+use blockfp8::{Error, Fp8Format, Result};
+
+fn model(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/models").join(name).join("config.json")
+}
+
+fn nk_set(shapes: &[WeightShape]) -> BTreeSet<(usize, usize)> {
+    shapes.iter().map(|s| (s.n, s.k)).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Shapes
+
+#[test]
+fn deepseek_v3_config_gives_its_layers_and_the_preset_covers_them() {
+    let tp1 = tune::shapes_from_model_config(&model("deepseek-v3"), 1).unwrap();
+    // By hand from the config: fused q_a+kv_a (1536+512+64), q_b (128 heads x 192),
+    // kv_b (128 x (128+128)), o (128 x 128 in), dense MLP 18432, experts 2048 (x1 shared).
+    let want: BTreeSet<(usize, usize)> =
+        [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (36864, 7168), (7168, 18432), (4096, 7168), (7168, 2048)].into();
+    assert_eq!(nk_set(&tp1), want);
+    assert!(tp1.iter().all(|s| s.block == (128, 128)));
+    // Dedupe: routed and shared experts have the same shapes at tp=1 and share an entry.
+    let gate_up = tp1.iter().find(|s| (s.n, s.k) == (4096, 7168)).unwrap();
+    assert!(gate_up.layers.len() >= 2, "{:?}", gate_up.layers);
+
+    // The preset is the vLLM/SGLang list; the q-LoRA-less layout of the same architecture
+    // explains (576, 7168) and (24576, 7168); (12288, 7168) is in the list but matches no
+    // DeepSeek-V3 layer.
+    let preset1 = nk_set(&tune::preset_shapes("deepseek-v3", 1).unwrap());
+    let lite = nk_set(&tune::shapes_from_model_config(&model("deepseek-v2-lite-style"), 1).unwrap());
+    assert!(lite.contains(&(576, 7168)) && lite.contains(&(24576, 7168)));
+    let mut derived: BTreeSet<(usize, usize)> = want.union(&lite).copied().collect();
+    derived.insert((12288, 7168));
+    assert_eq!(derived, preset1);
+
+    // tp=8: the doc's split list, and every derived shape is in the preset.
+    let preset8 = nk_set(&tune::preset_shapes("deepseek-v3", 8).unwrap());
+    let doc8: BTreeSet<(usize, usize)> = [
+        (576, 7168), (2112, 7168), (24576, 7168), (32768, 512), (7168, 16384), (7168, 18432),
+        (4608, 7168), (3072, 7168), (4096, 512), (3072, 1536), (1536, 7168), (512, 7168),
+        (7168, 2304), (7168, 2048), (7168, 256),
+    ]
+    .into();
+    assert_eq!(preset8, doc8);
+    let tp8 = nk_set(&tune::shapes_from_model_config(&model("deepseek-v3"), 8).unwrap());
+    assert_eq!(tp8, [(2112, 7168), (3072, 1536), (4096, 512), (7168, 2048), (4608, 7168), (7168, 2304), (512, 7168), (7168, 256)].into());
+    assert!(tp8.is_subset(&preset8));
+}
+
+#[test]
+fn qwen3_dense_and_moe_configs() {
+    // Qwen3-8B: 32 q heads, 8 kv heads of 128; MLP 12288.
+    let q = tune::shapes_from_model_config(&model("qwen3-8b-fp8"), 1).unwrap();
+    assert_eq!(nk_set(&q), [(6144, 4096), (4096, 4096), (24576, 4096), (4096, 12288)].into());
+    let q2 = tune::shapes_from_model_config(&model("qwen3-8b-fp8"), 2).unwrap();
+    assert_eq!(nk_set(&q2), [(3072, 4096), (4096, 2048), (12288, 4096), (4096, 6144)].into());
+    // tp=16 > 8 kv heads: each rank keeps 2 q heads and one replicated k and v head.
+    let q16 = tune::shapes_from_model_config(&model("qwen3-8b-fp8"), 16).unwrap();
+    assert!(nk_set(&q16).contains(&(512, 4096)));
+    // Qwen3-30B-A3B: every layer MoE (no dense MLP), experts 768 wide.
+    let moe = tune::shapes_from_model_config(&model("qwen3-30b-a3b-fp8"), 1).unwrap();
+    assert_eq!(nk_set(&moe), [(5120, 2048), (2048, 4096), (1536, 2048), (2048, 768)].into());
+    let moe4 = tune::shapes_from_model_config(&model("qwen3-30b-a3b-fp8"), 4).unwrap();
+    assert_eq!(nk_set(&moe4), [(1280, 2048), (2048, 1024), (384, 2048), (2048, 192)].into());
+}
+
+#[test]
+fn bad_models_and_shapes_are_clear_errors() {
+    let e = tune::shapes_from_model_config(&model("llama-per-tensor-fp8"), 1).unwrap_err();
+    assert!(matches!(e, Error::Config { .. }) && e.to_string().contains("weight_block_size"), "{e}");
+    let mut cfg: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(model("qwen3-8b-fp8")).unwrap()).unwrap();
+    cfg["quantization_config"]["quant_method"] = "gptq".into();
+    assert!(tune::shapes_from_model_json(&cfg, 1).unwrap_err().to_string().contains("gptq"));
+    cfg.as_object_mut().unwrap().remove("quantization_config");
+    assert!(tune::shapes_from_model_json(&cfg, 1).unwrap_err().to_string().contains("quantization_config"));
+    // 32 heads do not split over 3 ranks.
+    let e = tune::shapes_from_model_config(&model("qwen3-8b-fp8"), 3).unwrap_err();
+    assert!(e.to_string().contains("not divisible"), "{e}");
+    assert!(tune::shapes_from_model_config(&model("deepseek-v3"), 0).is_err());
+    assert!(tune::shapes_from_model_config(Path::new("/nonexistent/config.json"), 1).is_err());
+    assert!(tune::preset_shapes("llama-3", 1).unwrap_err().to_string().contains("deepseek-v3"));
+    assert_eq!(tune::parse_shape("4096,7168").unwrap().key(), (4096, 7168, (128, 128)));
+    assert_eq!(tune::parse_shape("256x512").unwrap().key(), (256, 512, (128, 128)));
+    assert_eq!(tune::parse_shape("256,512,64,64").unwrap().block, (64, 64));
+    for bad in ["", "4096", "0,7168", "a,b", "1,2,3", "4096,7168,0,128"] {
+        assert!(tune::parse_shape(bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn shards_partition_the_work_list_deterministically() {
+    let shapes = tune::preset_shapes("deepseek-v3", 8).unwrap();
+    let grid = tune::DEFAULT_BATCH_SIZES;
+    let full = tune::full_work_list(&shapes, &grid);
+    assert_eq!(full.len(), shapes.len() * 18);
+    assert_eq!(full, tune::full_work_list(&shapes, &grid));
+    for count in [1, 2, 3, 7, 64] {
+        let mut seen: Vec<WorkItem> = Vec::new();
+        for i in 0..count {
+            let part = tune::shard_work_list(&shapes, &grid, Shard::new(i, count).unwrap());
+            assert!(part.len().abs_diff(full.len() / count) <= 1);
+            seen.extend(part);
+        }
+        seen.sort();
+        let mut all = full.clone();
+        all.sort();
+        assert_eq!(seen, all, "shards of {count} must cover every item exactly once");
+    }
+    assert_eq!("2/4".parse::<Shard>().unwrap(), Shard { index: 2, count: 4 });
+    for bad in ["4/4", "1/0", "x/2", "3"] {
+        assert!(bad.parse::<Shard>().is_err(), "{bad:?}");
+    }
+    assert_eq!(tune::normalize_batch_sizes(&[64, 1, 64, 8]).unwrap(), vec![1, 8, 64]);
+    assert!(tune::normalize_batch_sizes(&[0]).is_err() && tune::normalize_batch_sizes(&[]).is_err());
+}
+
+// ---------------------------------------------------------------------------------------
+// Test seams: deterministic timings, backends that lie.
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
+/// Times that depend only on (path, shape), so every worker, shard and rerun agrees.
+/// `fail_after`: every call after that many returns an error (a crash mid-run).
+#[derive(Default)]
+struct FakeTiming {
+    calls: AtomicUsize,
+    fail_after: Option<usize>,
+    /// Paths whose time is forced (label -> seconds).
+    forced: HashMap<String, f64>,
+    /// Items measured, for resume checks.
+    seen: Mutex<BTreeSet<(usize, usize, usize)>>,
+    /// Random sleeps to shuffle worker interleavings.
+    jitter: bool,
+}
+
+fn label(path: &GemmPath) -> String {
+    match path {
+        GemmPath::Tuned(c) => c.short(),
+        GemmPath::Vendor => "vendor".into(),
+        GemmPath::KernelDefault => "default".into(),
+    }
+}
+
+impl Measure for FakeTiming {
+    fn measure(&self, _b: &dyn Backend, p: &GemmProblem, path: &GemmPath, _o: &TimingOptions) -> Result<Vec<f64>> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst);
+        if self.fail_after.is_some_and(|f| n >= f) {
+            return Err(Error::Device { backend: "fake", call: "time".into(), reason: "device lost".into() });
+        }
+        let s = p.shape;
+        self.seen.lock().unwrap().insert((s.n, s.k, s.m));
+        if self.jitter {
+            std::thread::sleep(std::time::Duration::from_micros(fnv(&format!("{n}")) % 300));
+        }
+        let l = label(path);
+        let t = self.forced.get(&l).copied().unwrap_or_else(|| 1e-5 * (1.0 + (fnv(&format!("{l}/{}/{}/{}", s.n, s.k, s.m)) % 1000) as f64 / 250.0));
+        Ok(vec![t * 1.1, t, t * 0.9 + t * 0.1])
+    }
+}
+
+fn cpu() -> Arc<dyn Backend> {
+    Arc::new(CpuBackend::new())
+}
+
+fn small_shapes() -> Vec<WeightShape> {
+    ["256,256", "128,384", "384,128"].iter().map(|s| tune::parse_shape(s).unwrap()).collect()
+}
+
+fn opts(shapes: Vec<WeightShape>, dir: &Path, ms: &[usize]) -> TuneOptions {
+    let mut o = TuneOptions::new(shapes, dir.to_path_buf());
+    o.batch_sizes = ms.to_vec();
+    o.progress = false;
+    o.timing = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 0 };
+    o
+}
+
+/// Config files of a folder: name -> contents.
+fn config_files(dir: &Path) -> BTreeMap<String, String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
+        .collect()
+}
+
+const MS: [usize; 6] = [1, 3, 16, 48, 96, 130];
+
+#[test]
+fn shard_and_merge_equal_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let single = tmp.path().join("single");
+    let one = tune::tune_with(&[cpu()], &opts(small_shapes(), &single, &MS), &FakeTiming::default()).unwrap();
+    assert_eq!(one.records.len(), 3 * MS.len());
+    let want = config_files(&single);
+    assert_eq!(want.len(), 3);
+
+    let mut shard_dirs = Vec::new();
+    for i in 0..4 {
+        let dir = tmp.path().join(format!("shard{i}"));
+        let mut o = opts(small_shapes(), &dir, &MS);
+        o.shard = Shard::new(i, 4).unwrap();
+        let r = tune::tune_with(&[cpu()], &o, &FakeTiming::default()).unwrap();
+        assert!(r.records.len() < one.records.len());
+        shard_dirs.push(dir);
+    }
+    let merged = tmp.path().join("merged");
+    let report = tune::merge(&shard_dirs, &merged, OnConflict::Error).unwrap();
+    assert_eq!(report.entries, 3 * MS.len());
+    assert_eq!(report.journal_records, 3 * MS.len());
+    assert_eq!(config_files(&merged), want, "merged shards must equal one run byte for byte");
+    // Merging the merged output with a shard again changes nothing (identical entries).
+    let again = tmp.path().join("again");
+    tune::merge(&[merged.clone(), shard_dirs[1].clone()], &again, OnConflict::Error).unwrap();
+    assert_eq!(config_files(&again), want);
+}
+
+#[test]
+fn merge_conflicts_fail_or_keep_the_faster() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let shapes = vec![tune::parse_shape("256,256").unwrap()];
+    tune::tune_with(&[cpu()], &opts(shapes.clone(), &a, &[1, 16]), &FakeTiming::default()).unwrap();
+    // Another "device" run where a different config wins at every M, and faster.
+    let candidates = CpuBackend::new().candidate_configs();
+    assert!(candidates.len() >= 2, "the CPU backend offers a search space");
+    let fastest = candidates.last().unwrap().short();
+    let forced = FakeTiming { forced: [(fastest.clone(), 1e-9)].into(), ..Default::default() };
+    tune::tune_with(&[cpu()], &opts(shapes, &b, &[1, 16]), &forced).unwrap();
+    let e = tune::merge(&[a.clone(), b.clone()], &tmp.path().join("x"), OnConflict::Error).unwrap_err();
+    assert!(e.to_string().contains("conflicting entries"), "{e}");
+    assert!(!tmp.path().join("x").exists() || config_files(&tmp.path().join("x")).is_empty(), "nothing written on error");
+    let out = tmp.path().join("y");
+    let r = tune::merge(&[a, b.clone()], &out, OnConflict::KeepFaster).unwrap();
+    assert_eq!(r.resolved.len(), 2);
+    assert_eq!(config_files(&out), config_files(&b));
+    for (_, text) in config_files(&out) {
+        let t = ConfigTable::parse(&text).unwrap();
+        assert!(t.entries.iter().all(|(_, c)| c.short() == fastest));
+    }
+}
+
+#[test]
+fn a_failed_run_resumes_without_redoing_finished_items() {
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("reference");
+    tune::tune_with(&[cpu()], &opts(small_shapes(), &reference, &MS), &FakeTiming::default()).unwrap();
+    let per_item_calls = {
+        let t = FakeTiming::default();
+        tune::tune_with(&[cpu()], &opts(vec![tune::parse_shape("256,256").unwrap()], &tmp.path().join("count"), &[1]), &t).unwrap();
+        t.calls.load(Ordering::SeqCst)
+    };
+
+    let dir = tmp.path().join("run");
+    // Dies in the middle of the 8th item.
+    let crash = FakeTiming { fail_after: Some(7 * per_item_calls + per_item_calls / 2), ..Default::default() };
+    let e = tune::tune_with(&[cpu()], &opts(small_shapes(), &dir, &MS), &crash).unwrap_err();
+    assert!(e.to_string().contains("device lost"), "{e}");
+    let o = opts(small_shapes(), &dir, &MS);
+    let journaled = tune::read_journal(&o.journal_path()).unwrap();
+    let total = 3 * MS.len();
+    assert!((6..total).contains(&journaled.len()), "{} of {total} journaled", journaled.len());
+    // The first shape (6 items) was complete and has its file; the last one has not.
+    assert_eq!(config_files(&dir).len(), journaled.len() / MS.len());
+    // A kill during the next append leaves a torn line; it must be ignored.
+    let mut f = std::fs::OpenOptions::new().append(true).open(o.journal_path()).unwrap();
+    std::io::Write::write_all(&mut f, b"{\"device\":\"torn").unwrap();
+    drop(f);
+
+    let counting = FakeTiming::default();
+    let r = tune::tune_with(&[cpu()], &o, &counting).unwrap();
+    assert_eq!(r.resumed, journaled.len());
+    assert_eq!(r.tuned_now, total - journaled.len());
+    let done: BTreeSet<(usize, usize, usize)> = journaled.iter().map(|r| (r.n, r.k, r.m)).collect();
+    let measured = counting.seen.lock().unwrap().clone();
+    assert!(measured.is_disjoint(&done), "finished items measured again: {:?}", measured.intersection(&done).collect::<Vec<_>>());
+    assert_eq!(measured.len(), total - journaled.len());
+    assert_eq!(config_files(&dir), config_files(&reference));
+    // A third run has nothing left to do.
+    let idle = FakeTiming::default();
+    let r = tune::tune_with(&[cpu()], &o, &idle).unwrap();
+    assert_eq!((r.resumed, r.tuned_now, idle.calls.load(Ordering::SeqCst)), (3 * MS.len(), 0, 0));
+    // resume = false starts over.
+    let mut fresh = o.clone();
+    fresh.resume = false;
+    assert_eq!(tune::tune_with(&[cpu()], &fresh, &FakeTiming::default()).unwrap().tuned_now, 3 * MS.len());
+}
+
+#[test]
+fn concurrent_workers_never_lose_a_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shapes: Vec<WeightShape> = ["128,128", "256,128", "128,256", "384,128", "128,384"].iter().map(|s| tune::parse_shape(s).unwrap()).collect();
+    let ms: Vec<usize> = (1..=24).collect();
+    let one_dir = tmp.path().join("one");
+    tune::tune_with(&[cpu()], &opts(shapes.clone(), &one_dir, &ms), &FakeTiming::default()).unwrap();
+    let many_dir = tmp.path().join("many");
+    let workers: Vec<Arc<dyn Backend>> = (0..8).map(|_| cpu()).collect();
+    let jitter = FakeTiming { jitter: true, ..Default::default() };
+    let r = tune::tune_with(&workers, &opts(shapes.clone(), &many_dir, &ms), &jitter).unwrap();
+    assert_eq!(r.records.len(), shapes.len() * ms.len());
+    assert!(r.workers.iter().filter(|w| w.items > 0).count() >= 2, "work spread over workers: {:?}", r.workers);
+    assert_eq!(r.workers.iter().map(|w| w.items).sum::<usize>(), shapes.len() * ms.len());
+    let journal = tune::read_journal(&r.journal).unwrap();
+    let keys: BTreeSet<(usize, usize, usize)> = journal.iter().map(|r| (r.n, r.k, r.m)).collect();
+    assert_eq!((journal.len(), keys.len()), (shapes.len() * ms.len(), shapes.len() * ms.len()));
+    let files = config_files(&many_dir);
+    for s in &shapes {
+        let name = blockfp8::config::dense_file_name(s.n, s.k, &CpuBackend::new().device().config_name(), "fp8_w8a8", s.block);
+        let table = ConfigTable::parse(&files[&name]).unwrap();
+        assert_eq!(table.entries.iter().map(|(m, _)| *m).collect::<Vec<_>>(), ms, "{name}");
+    }
+    assert_eq!(files, config_files(&one_dir), "8 workers choose what 1 worker chooses");
+}
+
+/// Independent statement of vLLM's rule: min over ascending keys of |key - M|, first wins.
+fn vllm_nearest(keys: &[usize], m: usize) -> usize {
+    let mut best = keys[0];
+    for &k in keys {
+        if k.abs_diff(m) < best.abs_diff(m) {
+            best = k;
+        }
+    }
+    best
+}
+
+// ---------------------------------------------------------------------------------------
+// Candidates: wrong ones rejected, defaults kept, vendor recorded.
+
+/// The CPU backend, plus a "vendor" path (the CPU default) and one candidate config whose
+/// results are corrupted.
+struct LyingBackend {
+    inner: CpuBackend,
+    vendor: bool,
+    broken: Option<KernelConfig>,
+}
+
+impl Backend for LyingBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cpu
+    }
+    fn device(&self) -> &Device {
+        self.inner.device()
+    }
+    fn quantize_tokens(&self, x: &[f32], m: usize, k: usize, o: &TokenQuantOptions) -> Result<QuantizedTokens> {
+        self.inner.quantize_tokens(x, m, k, o)
+    }
+    fn quantize_weight(&self, w: &[f32], n: usize, k: usize, b: (usize, usize), f: Fp8Format) -> Result<QuantizedWeight> {
+        self.inner.quantize_weight(w, n, k, b, f)
+    }
+    fn supports(&self, shape: &GemmShape, path: &GemmPath) -> std::result::Result<(), String> {
+        match path {
+            GemmPath::Vendor if self.vendor => Ok(()),
+            _ => self.inner.supports(shape, path),
+        }
+    }
+    fn gemm(&self, p: &GemmProblem, path: &GemmPath) -> Result<Output> {
+        let out = match path {
+            GemmPath::Vendor if self.vendor => self.inner.gemm(p, &GemmPath::KernelDefault)?,
+            _ => self.inner.gemm(p, path)?,
+        };
+        if matches!(path, GemmPath::Tuned(c) if Some(c) == self.broken.as_ref()) {
+            // A tile-indexing bug: the last output row is garbage.
+            let mut v = out.to_f64();
+            let n = p.shape.n;
+            let last = (p.shape.m - 1) * n;
+            for j in 0..n {
+                v[last + j] = -v[j] - 1.0;
+            }
+            return Ok(Output::from_f32(out.dtype(), v.into_iter().map(|x| x as f32).collect()));
+        }
+        Ok(out)
+    }
+    fn time_gemm(&self, p: &GemmProblem, path: &GemmPath, o: &TimingOptions) -> Result<Vec<f64>> {
+        self.inner.time_gemm(p, path, o)
+    }
+    fn candidate_configs(&self) -> Vec<KernelConfig> {
+        self.inner.candidate_configs()
+    }
+    fn default_config(&self) -> KernelConfig {
+        self.inner.default_config()
+    }
+}
+
+#[test]
+fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cands = CpuBackend::new().candidate_configs();
+    let broken = cands[0].clone();
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()) });
+    let shapes = vec![tune::parse_shape("256,256").unwrap()];
+    // The broken config would be by far the fastest.
+    let t = FakeTiming { forced: [(broken.short(), 1e-9)].into(), ..Default::default() };
+    let r = tune::tune_with(&[backend.clone()], &opts(shapes.clone(), &tmp.path().join("a"), &[1, 16]), &t).unwrap();
+    for rec in &r.records {
+        assert_ne!(rec.config, broken);
+        let rej = rec.rejected.iter().find(|x| x.config == broken.short()).expect("broken config reported");
+        assert!(rej.reason.contains("calc_diff"), "{}", rej.reason);
+        assert!(rec.calc_diff < 1e-4);
+    }
+    let summary = tune::render_summary(&r.records);
+    assert!(summary.contains("speedup") && summary.lines().count() == 2 + r.records.len(), "{summary}");
+
+    // The default path is the fastest: the entry is the kernel default config.
+    let t = FakeTiming { forced: [("default".to_string(), 1e-9)].into(), ..Default::default() };
+    let r = tune::tune_with(&[backend], &opts(shapes.clone(), &tmp.path().join("b"), &[1, 16]), &t).unwrap();
+    for rec in &r.records {
+        assert_eq!((rec.choice, rec.default_path), (Choice::KernelDefault, Choice::KernelDefault));
+        assert_eq!(rec.config, CpuBackend::new().default_config());
+        assert!((rec.speedup() - 1.0).abs() < 1e-12);
+    }
+
+    // A vendor path that wins is recorded with PATH_KEY, kernel fields intact, and the plan
+    // of a library reading the file takes the vendor path.
+    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None });
+    let dir = tmp.path().join("c");
+    let t = FakeTiming { forced: [("vendor".to_string(), 1e-9)].into(), ..Default::default() };
+    let r = tune::tune_with(&[vendor.clone()], &opts(shapes, &dir, &[1, 16]), &t).unwrap();
+    for rec in &r.records {
+        assert_eq!((rec.choice, rec.default_path), (Choice::Vendor, Choice::Vendor));
+        assert_eq!(rec.config.extra.get(PATH_KEY).and_then(|v| v.as_str()), Some("vendor"));
+    }
+    let lib = Arc::new(Library::new(vec![dir], false, false));
+    let gemm = BlockScaledGemm::new(vendor, lib);
+    let shape = GemmShape { m: 4, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
+    assert_eq!(gemm.plan(&shape), GemmPath::Vendor);
+}
+
+#[test]
+fn real_cpu_tune_writes_a_file_the_library_serves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("configs");
+    let backend = cpu();
+    let r = tune::tune(&[backend.clone()], &opts(vec![tune::parse_shape("256,256").unwrap()], &dir, &[1, 16])).unwrap();
+    assert_eq!(r.records.len(), 2);
+    for rec in &r.records {
+        assert!(rec.time_us > 0.0 && rec.default_time_us > 0.0 && rec.calc_diff < 1e-4, "{rec:?}");
+        assert!(rec.candidates >= 1);
+        assert!(rec.speedup() >= 1.0, "the winner is never slower than the default path it replaces");
+    }
+    let dev = backend.device().config_name();
+    let name = blockfp8::config::dense_file_name(256, 256, &dev, "fp8_w8a8", (128, 128));
+    assert_eq!(r.files, vec![dir.join(&name)]);
+    let text = std::fs::read_to_string(dir.join(&name)).unwrap();
+    let table = ConfigTable::parse(&text).unwrap();
+    let keys: Vec<usize> = table.entries.iter().map(|(m, _)| *m).collect();
+    assert_eq!(keys, vec![1, 16]);
+    // vLLM's nearest rule over the file.
+    for m in 1..40 {
+        assert_eq!(table.nearest(m).unwrap().0, vllm_nearest(&keys, m), "M={m}");
+    }
+    // The library finds the file and the plan runs the recorded config.
+    let lib = Arc::new(Library::new(vec![dir.clone()], false, false));
+    let served = lib.lookup(&dev, 256, 256, "fp8_w8a8", (128, 128)).expect("library reads the tuned file");
+    assert_eq!(*served, table);
+    let gemm = BlockScaledGemm::new(backend, lib);
+    for (m, rec) in [(1, &r.records[0]), (20, &r.records[1])] {
+        let shape = GemmShape { m, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
+        let want = match rec.choice {
+            Choice::Tuned => GemmPath::Tuned(rec.config.clone()),
+            _ => GemmPath::Tuned(CpuBackend::new().default_config()),
+        };
+        assert_eq!(gemm.plan(&shape), want);
+    }
+    // No stray temporary files next to the outputs.
+    let names: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| n.ends_with(".json") || n.ends_with(".jsonl")), "{names:?}");
+}
+
+#[test]
+fn mixed_device_models_and_empty_inputs_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(tune::tune(&[], &opts(small_shapes(), tmp.path(), &[1])).is_err());
+    assert!(tune::tune(&[cpu()], &opts(vec![], tmp.path(), &[1])).is_err());
+    assert!(tune::tune(&[cpu()], &opts(small_shapes(), tmp.path(), &[])).is_err());
+    assert!(tune::merge(&[], tmp.path(), OnConflict::Error).is_err());
+}
