@@ -190,7 +190,8 @@ impl Library {
         self.warnings.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// How many files this library has opened (each at most once).
+    /// How many files this library has read as text (each at most once; files rejected
+    /// before reading, by size or kind, are not counted).
     pub fn files_read(&self) -> usize {
         self.files_read.load(Ordering::Relaxed)
     }

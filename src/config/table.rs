@@ -305,7 +305,7 @@ impl<'de> Deserialize<'de> for TopObject {
                 let mut seen = HashSet::new();
                 while let Some(key) = map.next_key::<String>()? {
                     check_key::<A::Error>(&key, &mut seen)?;
-                    if out.len() >= MAX_ENTRIES + 1 {
+                    if out.len() > MAX_ENTRIES {
                         return Err(de::Error::custom(format!("more than {MAX_ENTRIES} entries")));
                     }
                     let item = map.next_value::<Item>()?;
