@@ -11,6 +11,17 @@ fn cell(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.digits$}"))
 }
 
+/// About three significant digits: CPU rows are tiny in TFLOPS, GPU rows are large.
+fn num(x: f64) -> String {
+    let a = x.abs();
+    let digits = if a >= 100.0 { 0 } else if a >= 10.0 { 1 } else if a >= 1.0 { 2 } else if a >= 0.1 { 3 } else if a == 0.0 { 0 } else { (2.0 - a.log10().floor()) as usize };
+    format!("{x:.digits$}")
+}
+
+fn num_cell(v: Option<f64>) -> String {
+    v.map_or("-".into(), num)
+}
+
 fn speedup_cell(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("{x:.2}x"))
 }
@@ -53,12 +64,12 @@ pub fn render_tables(r: &BenchReport) -> String {
                 s.n,
                 s.k,
                 cell(t.map(|x| x.time_us), 1),
-                cell(t.map(|x| x.tflops), 1),
-                cell(t.map(|x| x.gbps), 0),
+                num_cell(t.map(|x| x.tflops)),
+                num_cell(t.map(|x| x.gbps)),
                 cell(d.map(|x| x.time_us), 1),
-                cell(d.map(|x| x.tflops), 1),
+                num_cell(d.map(|x| x.tflops)),
                 cell(v.map(|x| x.time_us), 1),
-                cell(v.map(|x| x.tflops), 1),
+                num_cell(v.map(|x| x.tflops)),
                 speedup_cell(s.speedup(Implementation::Tuned, Implementation::KernelDefault)),
                 speedup_cell(s.speedup(Implementation::Tuned, Implementation::Vendor)),
                 diff
@@ -76,8 +87,8 @@ pub fn render_tables(r: &BenchReport) -> String {
             "| {} | {} | {} | {} | {} |\n",
             which.label(),
             ms.len(),
-            cell(mean(ms.iter().map(|m| Some(m.tflops))), 1),
-            cell(mean(ms.iter().map(|m| Some(m.gbps))), 0),
+            num_cell(mean(ms.iter().map(|m| Some(m.tflops)))),
+            num_cell(mean(ms.iter().map(|m| Some(m.gbps)))),
             ms.iter().filter_map(|m| m.calc_diff).reduce(f64::max).map_or("-".into(), |x| format!("{x:.1e}"))
         );
     }

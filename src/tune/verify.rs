@@ -51,17 +51,26 @@ pub struct ProblemData {
 }
 
 /// Random fp8 codes with exponent field 4..=10: magnitudes 2^-4..2^3 in both flavours, no
-/// NaN code (0x7F/0xFF need exponent 15; fnuz's 0x80 needs exponent 0).
-fn random_codes(rng: &mut SplitMix, len: usize) -> Vec<u8> {
-    (0..len)
-        .map(|_| {
-            let r = rng.next_u64();
-            let sign = (r & 1) as u8;
-            let exp = 4 + ((r >> 8) % 7) as u8;
-            let mant = ((r >> 16) & 7) as u8;
-            (sign << 7) | (exp << 3) | mant
-        })
-        .collect()
+/// NaN code (0x7F/0xFF need exponent 15; fnuz's 0x80 needs exponent 0). Generated in
+/// independently seeded chunks on the rayon pool (weights reach hundreds of MB), so the
+/// result does not depend on the thread count.
+fn random_codes(seed: u64, len: usize) -> Vec<u8> {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 20;
+    let mut out = vec![0u8; len];
+    out.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+        let mut rng = SplitMix::new(seed ^ (c as u64).wrapping_mul(0xA24B_AED4_963E_E407));
+        for bytes in chunk.chunks_mut(8) {
+            let r = rng.next_u64().to_le_bytes();
+            for (dst, b) in bytes.iter_mut().zip(r) {
+                let sign = b >> 7;
+                let exp = 4 + (b & 7) % 7;
+                let mant = (b >> 3) & 7;
+                *dst = (sign << 7) | (exp << 3) | mant;
+            }
+        }
+    });
+    out
 }
 
 fn random_scales(rng: &mut SplitMix, len: usize) -> Vec<f32> {
@@ -71,8 +80,8 @@ fn random_scales(rng: &mut SplitMix, len: usize) -> Vec<f32> {
 impl ProblemData {
     pub fn random(shape: GemmShape, layout: ScaleLayout, seed: u64) -> ProblemData {
         let mut rng = SplitMix::new(seed_for(seed, shape.m, shape.n, shape.k));
-        let a = random_codes(&mut rng, shape.m * shape.k);
-        let b = random_codes(&mut rng, shape.n * shape.k);
+        let a = random_codes(rng.next_u64(), shape.m * shape.k);
+        let b = random_codes(rng.next_u64(), shape.n * shape.k);
         let a_scales = random_scales(&mut rng, GemmProblem::a_scales_len(&shape, layout));
         let b_scales = random_scales(&mut rng, shape.n_blocks() * shape.k_blocks());
         ProblemData { shape, a, a_scales, layout, b, b_scales }
