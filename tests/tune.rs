@@ -492,4 +492,15 @@ fn mixed_device_models_and_empty_inputs_are_refused() {
     assert!(tune::tune(&[cpu()], &opts(vec![], tmp.path(), &[1])).is_err());
     assert!(tune::tune(&[cpu()], &opts(small_shapes(), tmp.path(), &[])).is_err());
     assert!(tune::merge(&[], tmp.path(), OnConflict::Error).is_err());
+    // Two shards in one folder would overwrite each other's files.
+    let shared = tmp.path().join("shared");
+    let mut a = opts(small_shapes(), &shared, &[1, 2]);
+    a.shard = Shard::new(0, 2).unwrap();
+    tune::tune_with(&[cpu()], &a, &FakeTiming::default()).unwrap();
+    let mut b = a.clone();
+    b.shard = Shard::new(1, 2).unwrap();
+    let e = tune::tune_with(&[cpu()], &b, &FakeTiming::default()).unwrap_err();
+    assert!(e.to_string().contains("its own save path"), "{e}");
+    // The same shard again is a resume, not a conflict.
+    assert_eq!(tune::tune_with(&[cpu()], &a, &FakeTiming::default()).unwrap().tuned_now, 0);
 }

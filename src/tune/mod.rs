@@ -20,8 +20,9 @@
 //! println!("{}", tune::render_summary(&report.records));
 //! # Ok(()) }
 //! ```
-//! Cluster runs: every host runs the same command with `shard: I/N` into its own folder (or
-//! one shared folder: journals are per shard), then [`merge`] joins the folders.
+//! Cluster runs: every host runs the same command with `shard: I/N`, each into its own
+//! folder (a folder holding another run's journal is refused, since both runs would
+//! rewrite the same files), then [`merge`] joins the folders.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::IsTerminal;
@@ -65,7 +66,8 @@ pub struct TuneOptions {
     pub shapes: Vec<WeightShape>,
     /// Default: the 18-value grid of the shipped files.
     pub batch_sizes: Vec<usize>,
-    /// Folder for the config files and the journal.
+    /// Folder for the config files and the journal. Files of the tuned shapes are replaced
+    /// (with this run's entries only); one folder per shard.
     pub save_path: PathBuf,
     pub shard: Shard,
     /// Warm-up and repeats per candidate (the median is kept).
@@ -192,6 +194,7 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
     let items = shard_work_list(&shapes, &batch_sizes, opts.shard);
     std::fs::create_dir_all(&opts.save_path).map_err(|e| Error::io(format!("creating {}", opts.save_path.display()), e))?;
     let journal_path = opts.journal_path();
+    refuse_shared_folder(&opts.save_path, &journal_path)?;
     let (mut journal, old) = Journal::open(&journal_path, opts.resume)?;
 
     let wanted: HashSet<WorkItem> = items.iter().copied().collect();
@@ -292,6 +295,22 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
         })
         .collect();
     Ok(TuneReport { records, files, resumed, tuned_now: tuned_now.len(), journal: journal_path, wall_seconds: started.elapsed().as_secs_f64(), workers })
+}
+
+/// Two runs (shards, or a run into a merged folder) in one folder would each rewrite the
+/// shape files with their own entries only; refuse instead of losing results.
+fn refuse_shared_folder(dir: &std::path::Path, ours: &std::path::Path) -> Result<()> {
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::io(format!("reading {}", dir.display()), e))?;
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(JOURNAL_PREFIX) && name.ends_with(".jsonl") && Some(e.file_name().as_os_str()) != ours.file_name() {
+            return Err(Error::invalid(
+                "tune",
+                format!("{} holds the journal of another run ({name}); give each shard its own save path and join them with merge", dir.display()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The final table: per (shape, M) the chosen path and config, its time, the default path's
