@@ -504,3 +504,21 @@ fn mixed_device_models_and_empty_inputs_are_refused() {
     // The same shard again is a resume, not a conflict.
     assert_eq!(tune::tune_with(&[cpu()], &a, &FakeTiming::default()).unwrap().tuned_now, 0);
 }
+
+#[test]
+fn sampled_reference_and_column_major_scales_still_catch_wrong_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let broken = CpuBackend::new().candidate_configs()[3].clone();
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()) });
+    let mut o = opts(vec![tune::parse_shape("640,384").unwrap()], tmp.path(), &[3, 37]);
+    o.full_reference_macs = 1.0; // always sample: 16 rows (first and last included) x 4 column blocks
+    o.scale_layout = blockfp8::ScaleLayout::ColumnMajor;
+    let t = FakeTiming { forced: [(broken.short(), 1e-9)].into(), ..Default::default() };
+    let r = tune::tune_with(&[backend], &o, &t).unwrap();
+    for rec in &r.records {
+        assert!(rec.sampled_check && rec.scale_layout == "column_major");
+        assert!(rec.calc_diff < 1e-4, "correct paths agree with the sampled reference: {rec:?}");
+        assert_ne!(rec.config, broken);
+        assert!(rec.rejected.iter().any(|x| x.config == broken.short() && x.reason.contains("calc_diff")), "{:?}", rec.rejected);
+    }
+}
