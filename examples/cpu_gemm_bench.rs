@@ -41,7 +41,7 @@ fn main() {
     let tiles: Vec<(usize, usize)> = if all_configs {
         [8, 16, 32, 64].iter().flat_map(|&bm| [32, 64, 128, 256].map(move |bn| (bm, bn))).collect()
     } else {
-        vec![(32, 128)]
+        vec![(64, 128)]
     };
     println!("threads: {}", rayon::current_num_threads());
     println!("{:>6} {:>6} {:>6} {:>4} {:>4} {:>10} {:>8}", "M", "N", "K", "BM", "BN", "ms", "GFLOPS");

@@ -64,7 +64,7 @@ fn cpu_config(block_m: u32, block_n: u32) -> KernelConfig {
 }
 
 fn default_cpu_config() -> KernelConfig {
-    cpu_config(32, 128)
+    cpu_config(64, 128)
 }
 
 fn check_tile(cfg: &KernelConfig) -> std::result::Result<(), String> {
