@@ -105,6 +105,25 @@ fn bad_models_and_shapes_are_clear_errors() {
 }
 
 #[test]
+fn shape_spec_unites_sources() {
+    let spec = tune::ShapeSpec {
+        preset: None,
+        model_config: Some(model("qwen3-8b-fp8")),
+        tp_size: Some(2),
+        shapes: vec!["3072,4096".into(), "100,200".into()],
+    };
+    let got: Vec<(usize, usize)> = spec.resolve().unwrap().iter().map(|s| (s.n, s.k)).collect();
+    // 3072x4096 is the model's qkv_proj at tp 2: listed once, in the model's order.
+    assert_eq!(got, vec![(3072, 4096), (4096, 2048), (12288, 4096), (4096, 6144), (100, 200)]);
+    let both = tune::ShapeSpec { preset: Some("deepseek-v3".into()), model_config: Some(model("deepseek-v3")), tp_size: Some(8), shapes: vec![] };
+    assert_eq!(both.resolve().unwrap().len(), 15, "the model's tp-8 shapes are all in the preset");
+    assert!(tune::ShapeSpec::default().resolve().is_err());
+    assert!(tune::open_workers(BackendKind::Cpu, &[]).is_err());
+    assert!(tune::open_workers(BackendKind::Cpu, &[0, 0]).is_err());
+    assert_eq!(tune::open_workers(BackendKind::Cpu, &[0]).unwrap().len(), 1);
+}
+
+#[test]
 fn shards_partition_the_work_list_deterministically() {
     let shapes = tune::preset_shapes("deepseek-v3", 8).unwrap();
     let grid = tune::DEFAULT_BATCH_SIZES;

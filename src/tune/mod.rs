@@ -47,7 +47,7 @@ pub use item::{candidate_configs, median, tune_item, BackendTiming, ItemSettings
 pub use journal::{read_journal, Choice, Journal, RecordKey, Rejected, TuneRecord, JOURNAL_PREFIX};
 pub use output::{file_name_of, merge, read_table, table_json, write_atomic, write_files, MergeReport, OnConflict};
 pub use plan::{full_work_list, normalize_batch_sizes, shard_work_list, Shard, WorkItem, DEFAULT_BATCH_SIZES};
-pub use shapes::{dedupe, parse_shape, preset_shapes, shapes_from_model_config, shapes_from_model_json, WeightShape, DEFAULT_BLOCK, PRESETS};
+pub use shapes::{dedupe, parse_shape, preset_shapes, shapes_from_model_config, shapes_from_model_json, ShapeSpec, WeightShape, DEFAULT_BLOCK, PRESETS};
 pub use verify::{seed_for, ProblemData, Reference, SplitMix, FULL_REFERENCE_MACS};
 
 /// The dtype tag of every file the tuner writes.
@@ -146,6 +146,23 @@ pub struct TuneReport {
     pub journal: PathBuf,
     pub wall_seconds: f64,
     pub workers: Vec<WorkerStats>,
+}
+
+/// One backend instance per device ordinal (the tuner's workers). The CPU backend takes
+/// one worker: more would only compete for the same cores.
+pub fn open_workers(kind: crate::BackendKind, ordinals: &[usize]) -> Result<Vec<Arc<dyn Backend>>> {
+    if ordinals.is_empty() {
+        return Err(Error::invalid("tune", "no device ordinals given"));
+    }
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for &o in ordinals {
+        if !seen.insert(o) {
+            return Err(Error::invalid("tune", format!("device {o} listed twice")));
+        }
+        out.push(crate::backend::open(kind, o)?);
+    }
+    Ok(out)
 }
 
 /// Tunes with the backends' own timers. See [`tune_with`].

@@ -281,3 +281,38 @@ pub fn dedupe(shapes: Vec<WeightShape>) -> Vec<WeightShape> {
     }
     out
 }
+
+/// Where a command's shapes come from; every source given contributes (in this order:
+/// preset, model config, explicit), and the union is deduplicated.
+#[derive(Clone, Debug, Default)]
+pub struct ShapeSpec {
+    /// A preset name (`deepseek-v3`), see [`PRESETS`].
+    pub preset: Option<String>,
+    /// A Hugging Face `config.json` of a block-quantized FP8 checkpoint.
+    pub model_config: Option<std::path::PathBuf>,
+    /// Tensor-parallel size for the preset and the model config (1 when unset).
+    pub tp_size: Option<usize>,
+    /// Explicit `N,K` (or `N,K,BLOCK_N,BLOCK_K`) strings.
+    pub shapes: Vec<String>,
+}
+
+impl ShapeSpec {
+    /// The shapes, or an error when no source was given or a source is invalid.
+    pub fn resolve(&self) -> Result<Vec<WeightShape>> {
+        let tp = self.tp_size.unwrap_or(1);
+        let mut out = Vec::new();
+        if let Some(p) = &self.preset {
+            out.extend(preset_shapes(p, tp)?);
+        }
+        if let Some(path) = &self.model_config {
+            out.extend(shapes_from_model_config(path, tp)?);
+        }
+        for s in &self.shapes {
+            out.push(parse_shape(s)?);
+        }
+        if out.is_empty() {
+            return Err(Error::invalid(OP, "no shapes: give a model preset, a model config.json or explicit N,K shapes"));
+        }
+        Ok(dedupe(out))
+    }
+}
