@@ -541,3 +541,44 @@ fn sampled_reference_and_column_major_scales_still_catch_wrong_results() {
         assert!(rec.rejected.iter().any(|x| x.config == broken.short() && x.reason.contains("calc_diff")), "{:?}", rec.rejected);
     }
 }
+
+/// One config looks fastest when first timed and slow when timed again (noise, a clock
+/// boost): the confirmation round must keep the default path.
+struct LuckyOnce {
+    lucky: String,
+    timed: Mutex<HashMap<(String, usize), usize>>,
+}
+
+impl Measure for LuckyOnce {
+    fn measure(&self, _b: &dyn Backend, p: &GemmProblem, path: &GemmPath, _o: &TimingOptions) -> Result<Vec<f64>> {
+        let l = label(path);
+        let mut timed = self.timed.lock().unwrap();
+        let count = timed.entry((l.clone(), p.shape.m)).or_default();
+        *count += 1;
+        let t = match (l == self.lucky, *count) {
+            (true, 1) => 1e-7,
+            (true, _) => 1e-3,
+            _ if l == "default" => 1e-5,
+            _ => 2e-5,
+        };
+        Ok(vec![t])
+    }
+}
+
+#[test]
+fn a_winner_that_does_not_win_again_is_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lucky = CpuBackend::new().candidate_configs()[5].short();
+    let m = LuckyOnce { lucky: lucky.clone(), timed: Mutex::new(HashMap::new()) };
+    let r = tune::tune_with(&[cpu()], &opts(vec![tune::parse_shape("256,256").unwrap()], tmp.path(), &[1, 8]), &m).unwrap();
+    for rec in &r.records {
+        assert_eq!(rec.choice, Choice::KernelDefault, "{rec:?}");
+        assert_eq!(rec.config, CpuBackend::new().default_config());
+        assert_eq!(rec.time_us, rec.default_time_us);
+        assert_eq!(m.timed.lock().unwrap()[&(lucky.clone(), rec.m)], 2, "the winner was timed a second time");
+    }
+    // A genuinely faster config is confirmed and reported with its second timing.
+    let steady = FakeTiming { forced: [(lucky.clone(), 1e-7)].into(), ..Default::default() };
+    let r = tune::tune_with(&[cpu()], &opts(vec![tune::parse_shape("256,256").unwrap()], &tmp.path().join("b"), &[1]), &steady).unwrap();
+    assert_eq!(r.records[0].config.short(), lucky);
+}
