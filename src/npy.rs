@@ -85,8 +85,9 @@ pub fn read(path: &Path) -> Result<Array> {
         return Err(Error::invalid("npy", format!("{}: Fortran-ordered arrays are not supported; save with np.ascontiguousarray", path.display())));
     }
     let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
+    // descr() is the header's Python literal, e.g. '<f4' with its quotes.
     let descr = npy.dtype().descr();
-    let data = match descr.as_str() {
+    let data = match descr.trim_matches('\'') {
         "|u1" | "<u1" => Data::U8(npy.into_vec().map_err(|e| io_err(path, e))?),
         "<u2" => Data::U16(npy.into_vec().map_err(|e| io_err(path, e))?),
         "<f2" => Data::F16(npy.into_vec().map_err(|e| io_err(path, e))?),

@@ -98,13 +98,13 @@ pub struct GemmArgs {
 pub fn gemm(a: GemmArgs) -> Result<ExitCode> {
     let arr_a = npy::read(&a.a)?;
     let (m, k) = arr_a.dims2("--a")?;
+    let a_bytes = arr_a.into_u8("--a")?;
     let arr_b = npy::read(&a.b)?;
     let (n, kb) = arr_b.dims2("--b")?;
+    let b_bytes = arr_b.into_u8("--b")?;
     if kb != k {
         return Err(Error::shape("gemm", format!("A is [{m}, {k}] but B is [{n}, {kb}]: K differs")));
     }
-    let a_bytes = arr_a.into_u8("--a")?;
-    let b_bytes = arr_b.into_u8("--b")?;
     let a_scales = npy::read(&a.a_scales)?.into_f32("--as")?;
     let b_scales = npy::read(&a.b_scales)?.into_f32("--bs")?;
     let shape = GemmShape { m, n, k, block: a.block_shape, format: a.fp8, out_dtype: a.out_dtype };
