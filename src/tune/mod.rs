@@ -7,7 +7,9 @@
 //!       random inputs (seeded) -> CPU reference (full, or sampled for large shapes)
 //!       default paths (vendor, kernel default) and every candidate config that fits:
 //!           run once, check calc_diff against the reference, time (median of repeats)
-//!       winner = fastest correct; default path kept unless a config is strictly faster
+//!       winner = fastest correct; default path kept unless a config is strictly faster,
+//!       and again faster in a fresh timing of both (that timing is what gets reported)
+//!       wrong results are rejected and reported; a device error stops the run (resumable)
 //!   single writer: journal line (fsync) per item; file per shape (atomic rename) once complete
 //! ```
 //! Library use (the CLI is a thin layer over this):
