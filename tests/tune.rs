@@ -428,7 +428,7 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     // The broken config would be by far the fastest.
     let t = FakeTiming { forced: [(broken.short(), 1e-9)].into(), ..Default::default() };
-    let r = tune::tune_with(&[backend.clone()], &opts(shapes.clone(), &tmp.path().join("a"), &[1, 16]), &t).unwrap();
+    let r = tune::tune_with(std::slice::from_ref(&backend), &opts(shapes.clone(), &tmp.path().join("a"), &[1, 16]), &t).unwrap();
     for rec in &r.records {
         assert_ne!(rec.config, broken);
         let rej = rec.rejected.iter().find(|x| x.config == broken.short()).expect("broken config reported");
@@ -452,7 +452,7 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None });
     let dir = tmp.path().join("c");
     let t = FakeTiming { forced: [("vendor".to_string(), 1e-9)].into(), ..Default::default() };
-    let r = tune::tune_with(&[vendor.clone()], &opts(shapes, &dir, &[1, 16]), &t).unwrap();
+    let r = tune::tune_with(std::slice::from_ref(&vendor), &opts(shapes, &dir, &[1, 16]), &t).unwrap();
     for rec in &r.records {
         assert_eq!((rec.choice, rec.default_path), (Choice::Vendor, Choice::Vendor));
         assert_eq!(rec.config.extra.get(PATH_KEY).and_then(|v| v.as_str()), Some("vendor"));
@@ -468,7 +468,7 @@ fn real_cpu_tune_writes_a_file_the_library_serves() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("configs");
     let backend = cpu();
-    let r = tune::tune(&[backend.clone()], &opts(vec![tune::parse_shape("256,256").unwrap()], &dir, &[1, 16])).unwrap();
+    let r = tune::tune(std::slice::from_ref(&backend), &opts(vec![tune::parse_shape("256,256").unwrap()], &dir, &[1, 16])).unwrap();
     assert_eq!(r.records.len(), 2);
     for rec in &r.records {
         assert!(rec.time_us > 0.0 && rec.default_time_us > 0.0 && rec.calc_diff < 1e-4, "{rec:?}");

@@ -11,10 +11,13 @@ fn plot_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::io(format!("drawing {}", path.display()), std::io::Error::other(e.to_string()))
 }
 
+/// One line of the plot: label, colour index (per (N, K)), implementation, (M, TFLOPS).
+type Series = (String, usize, Implementation, Vec<(f64, f64)>);
+
 /// Writes the plot to `path` (log-scale M axis; marker shape per implementation, colour per
 /// (N, K)). Shapes with a single M still get a point.
 pub fn plot_svg(r: &BenchReport, path: &Path) -> Result<()> {
-    let mut series: Vec<(String, usize, Implementation, Vec<(f64, f64)>)> = Vec::new();
+    let mut series: Vec<Series> = Vec::new();
     let mut shapes: Vec<(usize, usize)> = Vec::new();
     for s in &r.shapes {
         let color_idx = match shapes.iter().position(|x| *x == (s.n, s.k)) {

@@ -105,7 +105,7 @@ impl TuneOptions {
             full_reference_macs: FULL_REFERENCE_MACS,
             resume: true,
             progress: true,
-            seed: 0x5EED_B10C_F8,
+            seed: 0x005E_EDB1_0CF8,
         }
     }
 
