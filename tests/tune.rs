@@ -247,6 +247,14 @@ fn shard_and_merge_equal_one_run() {
     assert_eq!(report.entries, 3 * MS.len());
     assert_eq!(report.journal_records, 3 * MS.len());
     assert_eq!(config_files(&merged), want, "merged shards must equal one run byte for byte");
+    assert!(report.journal_only.is_empty());
+    // A shard that stopped before finishing a shape has journal lines but no file for it:
+    // the merge says so instead of silently dropping those batch sizes.
+    std::fs::remove_file(shard_dirs[2].join(want.keys().next().unwrap())).unwrap();
+    let partial = tune::merge(&shard_dirs, &tmp.path().join("partial"), OnConflict::Error).unwrap();
+    let missing: Vec<usize> = partial.journal_only.iter().map(|(_, m)| *m).collect();
+    assert!(!missing.is_empty() && partial.journal_only.iter().all(|(f, _)| f == want.keys().next().unwrap()), "{missing:?}");
+    assert_eq!(partial.entries + missing.len(), 3 * MS.len());
     // Merging the merged output with a shard again changes nothing (identical entries).
     let again = tmp.path().join("again");
     tune::merge(&[merged.clone(), shard_dirs[1].clone()], &again, OnConflict::Error).unwrap();

@@ -73,6 +73,9 @@ pub struct MergeReport {
     pub resolved: Vec<String>,
     /// Journal records carried into `out`'s journal.
     pub journal_records: usize,
+    /// (file, M) measured in a journal but in no input file: a shard that stopped before
+    /// finishing that shape. Rerun the shard (it resumes) and merge again.
+    pub journal_only: Vec<(String, usize)>,
 }
 
 /// Config files and journals in `input` (a folder, or one file).
@@ -168,6 +171,13 @@ pub fn merge(inputs: &[PathBuf], out: &Path, on_conflict: OnConflict) -> Result<
                     records.insert(key, r);
                 }
             }
+        }
+    }
+    for r in records.values() {
+        let name = file_name_of(r);
+        if !files.get(&name).is_some_and(|f| f.contains_key(&r.m)) {
+            log::warn!("merge: {name} M={} is in a journal but in no config file (an unfinished shard?)", r.m);
+            report.journal_only.push((name, r.m));
         }
     }
     for (name, entries) in &files {
