@@ -96,7 +96,10 @@ pub struct BenchOptions {
     pub block: (usize, usize),
     pub out_dtype: OutDtype,
     pub scale_layout: ScaleLayout,
+    /// `timing.repeats` per path (rounded up to a multiple of `rounds`), split over rounds that alternate
+    /// between the paths (each round repeats the warm-up).
     pub timing: TimingOptions,
+    pub rounds: usize,
     /// Check accuracy against the CPU reference (whole output up to this many multiply-adds,
     /// sampled rows x column blocks above).
     pub check_accuracy: bool,
@@ -112,6 +115,7 @@ impl BenchOptions {
             out_dtype: OutDtype::Bf16,
             scale_layout: ScaleLayout::RowMajor,
             timing: TimingOptions::default(),
+            rounds: 3,
             check_accuracy: true,
             full_reference_macs: crate::tune::FULL_REFERENCE_MACS,
             seed: 0xBE_0C_F8,
@@ -182,6 +186,7 @@ pub struct BenchReport {
     pub scale_layout: String,
     pub warmup: usize,
     pub repeats: usize,
+    pub rounds: usize,
     pub shapes: Vec<ShapeResult>,
     pub wall_seconds: f64,
 }
@@ -218,6 +223,9 @@ pub fn run(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOptions
             res.notes.push("tuned: no config file entry for this shape".into());
         }
         let paths = [(Implementation::Tuned, tuned), (Implementation::KernelDefault, Some(GemmPath::KernelDefault)), (Implementation::Vendor, Some(GemmPath::Vendor))];
+        // Check every runnable path first, then time them in interleaved rounds so that
+        // drift (clocks, other tenants) spreads over all paths instead of biasing one.
+        let mut runnable: Vec<(Implementation, GemmPath, Option<f64>)> = Vec::new();
         for (which, path) in paths {
             let Some(path) = path else { continue };
             if let Err(why) = backend.supports(&shape, &path) {
@@ -231,7 +239,17 @@ pub fn run(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOptions
                 }
                 None => None,
             };
-            let samples = backend.time_gemm(&p, &path, &opts.timing)?;
+            runnable.push((which, path, calc_diff));
+        }
+        let rounds = opts.rounds.clamp(1, opts.timing.repeats.max(1));
+        let per_round = TimingOptions { repeats: opts.timing.repeats.div_ceil(rounds), ..opts.timing.clone() };
+        let mut samples: Vec<Vec<f64>> = vec![Vec::new(); runnable.len()];
+        for _ in 0..rounds {
+            for (i, (_, path, _)) in runnable.iter().enumerate() {
+                samples[i].extend(backend.time_gemm(&p, path, &per_round)?);
+            }
+        }
+        for ((which, path, calc_diff), samples) in runnable.into_iter().zip(samples) {
             let t = median(&samples).ok_or_else(|| Error::Unsupported { path: path.label(), reason: format!("timing gave no usable samples: {samples:?}") })?;
             let config = match &path {
                 GemmPath::Tuned(c) => c.short(),
@@ -250,6 +268,7 @@ pub fn run(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOptions
         scale_layout: crate::tune::layout_name(opts.scale_layout).into(),
         warmup: opts.timing.warmup,
         repeats: opts.timing.repeats,
+        rounds: opts.rounds,
         shapes: results,
         wall_seconds: started.elapsed().as_secs_f64(),
     })

@@ -39,8 +39,8 @@ fn mean(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
 /// One markdown table per (N, K) in first-seen order (rows: M), then the averages.
 pub fn render_tables(r: &BenchReport) -> String {
     let mut out = format!(
-        "Backend {} on {}, output {}, {} activation scales, median of {} repeats after {} warm-up runs.\n\n",
-        r.backend, r.device, r.out_dtype, r.scale_layout, r.repeats, r.warmup
+        "Backend {} on {}, output {}, {} activation scales; median of {} repeats per path in {} interleaved rounds, {} warm-up runs per round.\n\n",
+        r.backend, r.device, r.out_dtype, r.scale_layout, r.repeats, r.rounds, r.warmup
     );
     let mut groups: Vec<((usize, usize), Vec<&ShapeResult>)> = Vec::new();
     for s in &r.shapes {
