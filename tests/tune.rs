@@ -346,6 +346,8 @@ fn concurrent_workers_never_lose_a_result() {
     assert_eq!(r.records.len(), shapes.len() * ms.len());
     assert!(r.workers.iter().filter(|w| w.items > 0).count() >= 2, "work spread over workers: {:?}", r.workers);
     assert_eq!(r.workers.iter().map(|w| w.items).sum::<usize>(), shapes.len() * ms.len());
+    let table = tune::render_workers(&r.workers);
+    assert_eq!(table.lines().count(), 2 + 8, "{table}");
     let journal = tune::read_journal(&r.journal).unwrap();
     let keys: BTreeSet<(usize, usize, usize)> = journal.iter().map(|r| (r.n, r.k, r.m)).collect();
     assert_eq!((journal.len(), keys.len()), (shapes.len() * ms.len(), shapes.len() * ms.len()));

@@ -130,6 +130,8 @@ impl TuneOptions {
 #[derive(Clone, Debug, PartialEq)]
 pub struct WorkerStats {
     pub worker: usize,
+    /// The backend's device ordinal.
+    pub ordinal: usize,
     pub device: String,
     pub items: usize,
     /// Sum of the items' wall times.
@@ -310,7 +312,7 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
         .enumerate()
         .map(|(w, b)| {
             let mine: Vec<&TuneRecord> = tuned_now.iter().filter(|r| r.worker == w).collect();
-            WorkerStats { worker: w, device: b.device().name.clone(), items: mine.len(), busy_seconds: mine.iter().map(|r| r.seconds).sum() }
+            WorkerStats { worker: w, ordinal: b.device().ordinal, device: b.device().name.clone(), items: mine.len(), busy_seconds: mine.iter().map(|r| r.seconds).sum() }
         })
         .collect();
     Ok(TuneReport { records, files, resumed, tuned_now: tuned_now.len(), journal: journal_path, wall_seconds: started.elapsed().as_secs_f64(), workers })
@@ -360,8 +362,9 @@ pub fn render_summary(records: &[TuneRecord]) -> String {
 
 /// Per-worker items and busy time, for multi-device runs.
 pub fn render_workers(workers: &[WorkerStats]) -> String {
-    let rows: Vec<Vec<String>> = workers.iter().map(|w| vec![w.worker.to_string(), w.device.clone(), w.items.to_string(), format!("{:.1}", w.busy_seconds)]).collect();
-    render_table(&["worker", "device", "items", "busy s"], &rows)
+    let rows: Vec<Vec<String>> =
+        workers.iter().map(|w| vec![w.worker.to_string(), w.ordinal.to_string(), w.device.clone(), w.items.to_string(), format!("{:.1}", w.busy_seconds)]).collect();
+    render_table(&["worker", "ordinal", "device", "items", "busy s"], &rows)
 }
 
 /// A plain text table with right-aligned columns.
