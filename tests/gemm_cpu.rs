@@ -85,7 +85,7 @@ fn larger_shape_both_flavours() {
 #[test]
 fn other_scale_blocks_on_cpu() {
     let gemm = BlockScaledGemm::new(Arc::new(CpuBackend::new()), empty_library());
-    for (block, (m, n, k)) in [((64, 100), (5, 300, 450)), ((128, 64), (17, 129, 200)), ((1, 1), (3, 7, 9)), ((256, 512), (9, 600, 1100))] {
+    for (block, (m, n, k)) in [((64, 100), (5, 300, 450)), ((128, 64), (17, 129, 200)), ((1, 1), (3, 7, 9)), ((256, 512), (9, 600, 1100)), ((128, 128), (2, 33, 1))] {
         for f in FORMATS {
             let qp = random_quantized_problem_with(m, n, k, f, ScaleLayout::ColumnMajor, block, OutDtype::F32, 9);
             check_against_reference(&gemm, &qp, &format!("block {block:?} {m}x{n}x{k} {f}"));
