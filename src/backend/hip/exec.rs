@@ -85,7 +85,7 @@ impl HipBackend {
                 let plan = VendorPlan::new(shape.m, shape.n, shape.k, layout, self.workspace_bytes)?;
                 plan.check_bounds().map_err(|reason| Error::Unsupported { path: "rocm vendor".into(), reason })?;
                 if plan.chunk_count() > 1 {
-                    log::debug!("rocm vendor path: M={} in {} chunks of {} rows ({} MiB workspace)", shape.m, plan.chunk_count(), plan.chunk_rows, plan.workspace_elems * 4 >> 20);
+                    log::debug!("rocm vendor path: M={} in {} chunks of {} rows ({} MiB workspace)", shape.m, plan.chunk_count(), plan.chunk_rows, (plan.workspace_elems * 4) >> 20);
                 }
                 let reduce = self.function(kernels::scale_reduce_symbol(shape.out_dtype))?;
                 Ok(Resolved::Vendor { plan, reduce })

@@ -1,0 +1,389 @@
+//! The HIP runtime layer, the rocBLAS loader and the rocBLAS-path planning (feature `rocm`).
+//!
+//! On a machine without an AMD GPU (this one) the runtime's real answers are asserted:
+//! no devices, `BackendUnavailable` with the HIP error, rocBLAS "not found". The planning is
+//! proven by executing the planned rocBLAS calls and the reduce step on the CPU. Tests
+//! that need a GPU print why they are skipped and return.
+#![cfg(feature = "rocm")]
+
+mod common;
+
+use blockfp8::backend::hip::rocblas::{self, RocBlas};
+use blockfp8::backend::hip::vendor_plan::{simulate, VendorPlan, DEFAULT_WORKSPACE_BYTES};
+use blockfp8::backend::hip::{arch, runtime, HipBackend};
+use blockfp8::backend::{self, Backend, BackendKind, TimingOptions};
+use blockfp8::gemm::{calc_diff, ActScales, GemmPath, GemmProblem, GemmShape, OutDtype};
+use blockfp8::{Error, Fp8Format, ScaleLayout};
+use common::{decode_fp8_f64, reference_gemm_f64, Rng};
+
+fn gpu_count() -> usize {
+    runtime::result::device_count().unwrap_or(0)
+}
+
+/// Returns the reason to skip when there is no AMD GPU, printing it.
+fn skip_without_gpu(test: &str) -> bool {
+    if gpu_count() == 0 {
+        let why = blockfp8::backend::hip::probe::no_device_reason().unwrap_or_default();
+        println!("SKIPPED {test}: needs an AMD GPU; {why}");
+        return true;
+    }
+    false
+}
+
+// ---- real behaviour of the runtime on this machine ------------------------------------
+
+#[test]
+fn device_enumeration_matches_the_runtime() {
+    let (status, n) = runtime::result::device_count_status();
+    let listed = blockfp8::backend::hip::devices();
+    if n == 0 {
+        assert!(listed.is_empty(), "no HIP device, yet listed {listed:?}");
+        // The documented answer of a GPU-less machine: hipErrorNoDevice.
+        assert_eq!(status, 100, "hipGetDeviceCount status");
+        let text = runtime::status_text(status);
+        assert!(text.contains("hipErrorNoDevice") && text.contains("100"), "{text}");
+    } else {
+        assert_eq!(listed.len(), n);
+        for d in &listed {
+            assert!(arch::is_gfx_name(&d.arch), "{d:?}");
+            assert!(d.compute_units > 0, "{d:?}");
+        }
+    }
+}
+
+#[test]
+fn open_without_a_device_is_backend_unavailable() {
+    if gpu_count() > 0 {
+        println!("SKIPPED open_without_a_device_is_backend_unavailable: this machine has an AMD GPU");
+        return;
+    }
+    for ordinal in [0, 3] {
+        match backend::open(BackendKind::Rocm, ordinal) {
+            Err(Error::BackendUnavailable { backend, reason }) => {
+                assert_eq!(backend, "rocm");
+                assert!(reason.contains("hipErrorNoDevice") && reason.contains("hipGetDeviceCount"), "reason: {reason}");
+            }
+            Err(other) => panic!("expected BackendUnavailable, got {other}"),
+            Ok(_) => panic!("opened a ROCm backend without a device"),
+        }
+    }
+    let msg = HipBackend::new(0).err().expect("no device").to_string();
+    assert!(msg.starts_with("backend rocm unavailable: "), "{msg}");
+}
+
+#[test]
+fn status_codes_beyond_the_bindings_are_read_as_integers() {
+    // 1054 is hipErrorTbd (the last code HIP 5.4 knows); 123456 no HIP version defines. Both
+    // go through integer declarations, never the bindings' enum, and come back as text.
+    for code in [1, 1054, 123_456, -7] {
+        let text = runtime::status_text(code);
+        assert!(text.contains(&code.to_string()), "{code}: {text}");
+    }
+    let e = runtime::result::check("hipFake", 2).unwrap_err();
+    match e {
+        Error::Device { backend, call, reason } => {
+            assert_eq!((backend, call.as_str()), ("rocm", "hipFake"));
+            assert!(reason.contains("hipErrorOutOfMemory") && reason.contains("(2)"), "{reason}");
+        }
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn device_calls_without_a_device_fail_with_the_call_name() {
+    if gpu_count() > 0 {
+        println!("SKIPPED device_calls_without_a_device_fail_with_the_call_name: this machine has an AMD GPU");
+        return;
+    }
+    match runtime::DeviceBuffer::<f32>::alloc(0, 16) {
+        Err(Error::Device { backend: "rocm", call, reason }) => {
+            assert!(call.starts_with("hip"), "{call}");
+            assert!(!reason.is_empty());
+        }
+        Err(other) => panic!("expected a Device error, got {other}"),
+        Ok(_) => panic!("allocated device memory without a device"),
+    }
+    assert!(matches!(runtime::Stream::new(0), Err(Error::Device { backend: "rocm", .. })));
+}
+
+#[test]
+fn module_loading_refuses_non_code_objects_before_the_runtime() {
+    let err = runtime::Module::load(0, "junk", std::borrow::Cow::Borrowed(b"definitely not an ELF file, long enough to be read")).err().unwrap();
+    match err {
+        Error::InvalidArgument { what, .. } => assert!(what.contains("junk") && what.contains("not a code object"), "{what}"),
+        other => panic!("expected InvalidArgument, got {other}"),
+    }
+}
+
+/// Compiles a one-line kernel with clang-22 (if installed) and checks that the arch read
+/// from the code object's header is the one it was built for, and that a code object for
+/// another architecture is refused with both names.
+#[test]
+fn code_object_arch_from_real_clang_output() {
+    let clang = "clang-22";
+    if std::process::Command::new(clang).arg("--version").output().is_err() {
+        println!("SKIPPED code_object_arch_from_real_clang_output: {clang} not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("k.hip");
+    std::fs::write(&src, "extern \"C\" __attribute__((global)) void k(float* x) { x[__builtin_amdgcn_workitem_id_x()] = 1.0f; }\n").unwrap();
+    for target in ["gfx942", "gfx950", "gfx942:sramecc+:xnack-"] {
+        let out = dir.path().join("k.co");
+        let st = std::process::Command::new(clang)
+            .args(["-x", "hip", "-nogpuinc", "-nogpulib", "--cuda-device-only", "--no-gpu-bundle-output", "-O3"])
+            .arg(format!("--offload-arch={target}"))
+            .arg(&src)
+            .arg("-o")
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(st.success(), "clang-22 failed for {target}");
+        let image = std::fs::read(&out).unwrap();
+        let base = arch::base_arch(target);
+        assert_eq!(arch::inspect_code_object(&image), Ok(arch::ImageKind::Elf { arch: Some(base.to_string()), mach: if base == "gfx942" { 0x4c } else { 0x4f } }));
+        assert!(arch::check_code_object_for(&image, base).is_ok());
+        let other = if base == "gfx942" { "gfx950" } else { "gfx942" };
+        let why = arch::check_code_object_for(&image, other).unwrap_err();
+        assert!(why.contains(base) && why.contains(other), "{why}");
+    }
+}
+
+// ---- rocBLAS loading ------------------------------------------------------------------
+
+#[test]
+fn rocblas_missing_library_is_reported_as_not_found() {
+    let err = RocBlas::load(&["/nonexistent/librocblas.so.4".to_string()]).err().expect("must not load");
+    assert!(err.starts_with("rocBLAS not found"), "{err}");
+    assert!(err.contains("/nonexistent/librocblas.so.4"), "{err}");
+}
+
+#[test]
+fn a_library_without_rocblas_symbols_is_refused_by_name() {
+    // libm is a real shared library on every Linux machine and has none of rocBLAS's symbols.
+    let err = RocBlas::load(&["libm.so.6".to_string()]).err().expect("libm is not rocBLAS");
+    assert!(err.contains("libm.so.6") && err.contains("missing rocblas_"), "{err}");
+}
+
+#[test]
+fn rocblas_on_this_machine() {
+    match RocBlas::shared() {
+        Err(why) => {
+            // What the vendor path reports here; every candidate name is listed.
+            assert!(why.starts_with("rocBLAS not found") || why.contains("not a usable rocBLAS"), "{why}");
+            if std::env::var(rocblas::LIBRARY_ENV).is_err() {
+                assert!(why.contains("librocblas.so"), "{why}");
+            }
+            println!("rocBLAS unavailable here: {why}");
+        }
+        Ok(lib) => {
+            println!("rocBLAS {} at {}", lib.version(), lib.path());
+            assert!(rocblas::parse_version(lib.version()).is_some(), "version {:?}", lib.version());
+            // The decision is made from the library and the arch; gfx950 never has FP8.
+            assert!(lib.fp8_unavailable("gfx950").is_some());
+        }
+    }
+}
+
+// ---- the rocBLAS block-scaled path, executed on the CPU --------------------------------
+
+/// A problem with random fp8 bytes (no NaN patterns) and random positive scales.
+struct RawProblem {
+    shape: GemmShape,
+    a: Vec<u8>,
+    a_scales: Vec<f32>,
+    layout: ScaleLayout,
+    b: Vec<u8>,
+    b_scales: Vec<f32>,
+}
+
+impl RawProblem {
+    fn new(m: usize, n: usize, k: usize, format: Fp8Format, layout: ScaleLayout, seed: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        let shape = GemmShape { m, n, k, block: (128, 128), format, out_dtype: OutDtype::F32 };
+        let mut byte = || loop {
+            let b = rng.byte();
+            if !decode_fp8_f64(format, b).is_nan() {
+                return b;
+            }
+        };
+        let a: Vec<u8> = (0..m * k).map(|_| byte()).collect();
+        let b: Vec<u8> = (0..n * k).map(|_| byte()).collect();
+        let mut rng = Rng::new(seed ^ 0xabcdef);
+        let a_scales = (0..GemmProblem::a_scales_len(&shape, layout)).map(|_| rng.range(0.01, 2.0) as f32).collect();
+        let b_scales = (0..shape.n_blocks() * shape.k_blocks()).map(|_| rng.range(0.01, 2.0) as f32).collect();
+        RawProblem { shape, a, a_scales, layout, b, b_scales }
+    }
+    fn problem(&self) -> GemmProblem<'_> {
+        GemmProblem { shape: self.shape, a: &self.a, a_scales: ActScales { data: &self.a_scales, layout: self.layout }, b: &self.b, b_scales: &self.b_scales }
+    }
+    fn simulate(&self, plan: &VendorPlan) -> Result<Vec<f64>, String> {
+        let f = self.shape.format;
+        let a: Vec<f64> = self.a.iter().map(|&x| decode_fp8_f64(f, x)).collect();
+        let b: Vec<f64> = self.b.iter().map(|&x| decode_fp8_f64(f, x)).collect();
+        simulate::run(plan, &a, &self.a_scales, &b, &self.b_scales)
+    }
+}
+
+#[test]
+fn planned_rocblas_calls_compute_the_block_scaled_product() {
+    let mut cases = 0;
+    for &m in &[1usize, 17, 100] {
+        for &n in &[576usize, 129] {
+            for &k in &[1280usize, 200] {
+                for layout in [ScaleLayout::RowMajor, ScaleLayout::ColumnMajor] {
+                    // A small budget forces several chunks (and a short last one) for M = 100.
+                    for budget in [DEFAULT_WORKSPACE_BYTES, 40 * k.div_ceil(128) * n * 4] {
+                        let raw = RawProblem::new(m, n, k, Fp8Format::E4m3fnuz, layout, (m * 1_000_003 + n * 1009 + k) as u64);
+                        let p = raw.problem();
+                        p.validate().unwrap();
+                        let plan = VendorPlan::new(m, n, k, layout, budget).unwrap();
+                        plan.check_bounds().unwrap();
+                        if m == 100 && budget < DEFAULT_WORKSPACE_BYTES {
+                            assert_eq!((plan.chunk_rows, plan.chunk_count()), (32, 4));
+                        }
+                        let got = raw.simulate(&plan).unwrap();
+                        let want = reference_gemm_f64(&p);
+                        let diff = calc_diff(&got, &want);
+                        let max_rel = got.iter().zip(&want).map(|(g, w)| (g - w).abs() / w.abs().max(1e-3)).fold(0.0, f64::max);
+                        assert!(diff < 1e-12 && max_rel < 1e-9, "M={m} N={n} K={k} {layout:?} budget {budget}: calc_diff {diff:e}, max rel {max_rel:e}");
+                        cases += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(cases, 48);
+}
+
+#[test]
+fn the_simulation_detects_a_wrong_mapping() {
+    // The check above can fail: the same problem with a deliberately wrong plan differs.
+    let raw = RawProblem::new(17, 129, 300, Fp8Format::E4m3fnuz, ScaleLayout::RowMajor, 5);
+    let want = reference_gemm_f64(&raw.problem());
+    let good = VendorPlan::new(17, 129, 300, ScaleLayout::RowMajor, DEFAULT_WORKSPACE_BYTES).unwrap();
+    assert!(calc_diff(&raw.simulate(&good).unwrap(), &want) < 1e-12);
+
+    // Operands swapped between weight and activations: refused as out of bounds or wrong.
+    let run_with = |mutate: &dyn Fn(&mut blockfp8::backend::hip::vendor_plan::BatchedGemm)| -> Result<Vec<f64>, String> {
+        let f = raw.shape.format;
+        let a: Vec<f64> = raw.a.iter().map(|&x| decode_fp8_f64(f, x)).collect();
+        let b: Vec<f64> = raw.b.iter().map(|&x| decode_fp8_f64(f, x)).collect();
+        let chunk = good.chunk(0);
+        let mut work = vec![0.0; good.workspace_elems];
+        for g in &chunk.gemms {
+            let mut g = *g;
+            mutate(&mut g);
+            simulate::strided_batched_gemm(&g, &b, &a, &mut work)?;
+        }
+        let mut c = vec![0.0; raw.shape.m * raw.shape.n];
+        simulate::scale_reduce(&chunk.reduce, &work, &raw.a_scales, &raw.b_scales, &mut c);
+        Ok(c)
+    };
+    assert!(calc_diff(&run_with(&|_| {}).unwrap(), &want) < 1e-12);
+    // Batches not advancing along K: every batch multiplies the first K block.
+    let d = calc_diff(&run_with(&|g| g.a.stride = 0).unwrap(), &want);
+    assert!(d > 1e-3, "stride_a = 0 went unnoticed ({d:e})");
+    // Weight not transposed: reads the weight as K x N with the wrong leading dimension.
+    match run_with(&|g| g.trans_a = blockfp8::backend::hip::vendor_plan::Op::None) {
+        Ok(c) => assert!(calc_diff(&c, &want) > 1e-3),
+        Err(why) => assert!(why.contains("leading") || why.contains("out of bounds"), "{why}"),
+    }
+}
+
+// ---- GPU tests (run where an AMD GPU exists) -------------------------------------------
+
+fn gpu_backend() -> HipBackend {
+    HipBackend::new(0).expect("opening HIP device 0")
+}
+
+#[test]
+fn gpu_gemm_paths_match_the_cpu_reference() {
+    if skip_without_gpu("gpu_gemm_paths_match_the_cpu_reference") {
+        return;
+    }
+    let be = gpu_backend();
+    let format = be.device().fp8;
+    for &m in &[1usize, 17, 100] {
+        for &n in &[576usize, 129] {
+            for &k in &[1280usize, 200] {
+                for layout in [ScaleLayout::RowMajor, ScaleLayout::ColumnMajor] {
+                    let q = common::random_quantized_problem(m, n, k, format, layout, (m + n + k) as u64);
+                    for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
+                        let p = q.problem_with_out(out);
+                        let want = reference_gemm_f64(&p);
+                        for path in [GemmPath::KernelDefault, GemmPath::Vendor] {
+                            if let Err(why) = be.supports(&p.shape, &path) {
+                                println!("M={m} N={n} K={k} {out:?}: {} not run: {why}", path.label());
+                                continue;
+                            }
+                            let got = be.gemm(&p, &path).unwrap();
+                            common::assert_output_close(&got, out, &want, 1e-5, &format!("{} M={m} N={n} K={k} {layout:?} {out:?}", path.label()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_vendor_path_with_a_small_workspace() {
+    if skip_without_gpu("gpu_vendor_path_with_a_small_workspace") {
+        return;
+    }
+    let mut be = gpu_backend();
+    let q = common::random_quantized_problem(100, 576, 1280, be.device().fp8, ScaleLayout::ColumnMajor, 9);
+    if let Err(why) = be.supports(&q.shape, &GemmPath::Vendor) {
+        println!("SKIPPED gpu_vendor_path_with_a_small_workspace: {why}");
+        return;
+    }
+    be.set_workspace_bytes(40 * 10 * 576 * 4); // 4 chunks of 32 rows
+    let got = be.gemm(&q.problem(), &GemmPath::Vendor).unwrap();
+    common::assert_output_close(&got, OutDtype::F32, &reference_gemm_f64(&q.problem()), 1e-5, "chunked vendor path");
+}
+
+#[test]
+fn gpu_quantizers_match_the_cpu() {
+    if skip_without_gpu("gpu_quantizers_match_the_cpu") {
+        return;
+    }
+    let be = gpu_backend();
+    let format = be.device().fp8;
+    let x = common::random_activations(17, 200, 3);
+    for layout in [ScaleLayout::RowMajor, ScaleLayout::ColumnMajor] {
+        let mut opts = blockfp8::TokenQuantOptions::new(format);
+        opts.layout = layout;
+        let got = be.quantize_tokens(&x, 17, 200, &opts).unwrap();
+        let want = blockfp8::quant::quantize_per_token_group(&x, 17, 200, &opts).unwrap();
+        assert_eq!(got, want, "{layout:?}");
+    }
+    let w = common::random_weights(129, 200, 4);
+    let got = be.quantize_weight(&w, 129, 200, (128, 128), format).unwrap();
+    assert_eq!(got, blockfp8::quant::quantize_weight_blocks(&w, 129, 200, (128, 128), format).unwrap());
+}
+
+#[test]
+fn gpu_timing_reports_one_positive_time_per_repeat() {
+    if skip_without_gpu("gpu_timing_reports_one_positive_time_per_repeat") {
+        return;
+    }
+    let be = gpu_backend();
+    let q = common::random_quantized_problem(64, 576, 1280, be.device().fp8, ScaleLayout::RowMajor, 1);
+    let t = be.time_gemm(&q.problem(), &GemmPath::KernelDefault, &TimingOptions { warmup: 1, repeats: 4, rotate_bytes: 1 << 20 }).unwrap();
+    assert_eq!(t.len(), 4);
+    assert!(t.iter().all(|&s| s > 0.0 && s < 1.0), "{t:?}");
+}
+
+#[test]
+fn gpu_refuses_bad_blocks_and_foreign_fp8() {
+    if skip_without_gpu("gpu_refuses_bad_blocks_and_foreign_fp8") {
+        return;
+    }
+    let be = gpu_backend();
+    let mut shape = GemmShape { m: 4, n: 128, k: 128, block: (64, 128), format: be.device().fp8, out_dtype: OutDtype::F32 };
+    assert!(be.supports(&shape, &GemmPath::KernelDefault).unwrap_err().contains("(128, 128)"));
+    shape.block = (128, 128);
+    shape.format = if shape.format == Fp8Format::E4m3fn { Fp8Format::E4m3fnuz } else { Fp8Format::E4m3fn };
+    assert!(be.supports(&shape, &GemmPath::KernelDefault).is_err());
+}
