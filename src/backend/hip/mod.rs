@@ -1,5 +1,8 @@
 //! AMD backend (feature `rocm`): kernels from `hip/`, rocBLAS default path, via hip-runtime-sys.
 
+pub mod emulator;
+pub mod kernels;
+
 use crate::device::Device;
 use crate::error::{Error, Result};
 
