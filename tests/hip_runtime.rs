@@ -291,6 +291,52 @@ fn the_simulation_detects_a_wrong_mapping() {
     }
 }
 
+/// The planned rocBLAS products (computed on the CPU, rounded to fp32 as rocBLAS writes
+/// them) folded by hipkern's real `scale_reduce` kernel source, run under the emulator,
+/// with the launch arguments the plan gives: the plan and the kernel agree on the layout.
+#[test]
+fn planned_partials_through_the_emulated_scale_reduce_kernel() {
+    use blockfp8::backend::hip::emulator::{self, Arch, ScaleReduceArgs};
+    for arch in Arch::ALL {
+        for (m, n, k, layout) in [(100, 129, 200, ScaleLayout::ColumnMajor), (17, 576, 1280, ScaleLayout::RowMajor)] {
+            let raw = RawProblem::new(m, n, k, arch.fp8(), layout, 77);
+            let want = reference_gemm_f64(&raw.problem());
+            let f = raw.shape.format;
+            let a: Vec<f64> = raw.a.iter().map(|&x| decode_fp8_f64(f, x)).collect();
+            let b: Vec<f64> = raw.b.iter().map(|&x| decode_fp8_f64(f, x)).collect();
+            // Several chunks for M = 100.
+            let plan = VendorPlan::new(m, n, k, layout, 40 * k.div_ceil(128) * n * 4).unwrap();
+            let mut c = vec![f64::NAN; m * n];
+            for chunk in plan.chunks() {
+                let mut work = vec![0.0f64; plan.workspace_elems];
+                for g in &chunk.gemms {
+                    simulate::strided_batched_gemm(g, &b, &a, &mut work).unwrap();
+                }
+                let work32: Vec<f32> = work.iter().map(|&v| v as f32).collect();
+                let r = chunk.reduce;
+                let args = ScaleReduceArgs {
+                    partial: &work32,
+                    batch_stride: r.batch_stride as usize,
+                    a_scales: &raw.a_scales,
+                    as_stride_m: r.as_stride_m as usize,
+                    as_stride_kb: r.as_stride_kb as usize,
+                    b_scales: &raw.b_scales,
+                    m0: r.m0 as usize,
+                    rows: r.rows as usize,
+                    m,
+                    n: r.n as usize,
+                    kb: r.kb as usize,
+                };
+                let out = emulator::scale_reduce(arch, OutDtype::F32, &args).unwrap().to_f64();
+                for i in chunk.m0..chunk.m0 + chunk.rows {
+                    c[i * n..(i + 1) * n].copy_from_slice(&out[i * n..(i + 1) * n]);
+                }
+            }
+            common::assert_calc_diff_below(&c, &want, 1e-9, &format!("{} M={m} N={n} K={k} {layout:?}", arch.name()));
+        }
+    }
+}
+
 // ---- GPU tests (run where an AMD GPU exists) -------------------------------------------
 
 fn gpu_backend() -> HipBackend {

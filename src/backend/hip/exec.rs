@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use half::{bf16, f16};
 
-use super::kernel_index as kernels;
+use super::kernels;
 use super::rocblas;
 use super::runtime::{DeviceBuffer, Function, LaunchArgs, LaunchConfig, Stream};
 use super::vendor_plan::{self, act_scale_strides, VendorPlan};
@@ -92,7 +92,7 @@ impl HipBackend {
             }
             other => {
                 let kernel = self.kernel_for(shape, other).map_err(|reason| Error::Unsupported { path: format!("rocm {}", other.label()), reason })?;
-                let function = self.function(&kernel.symbol)?;
+                let function = self.function(kernel.symbol)?;
                 Ok(Resolved::Kernel { kernel, function })
             }
         }
@@ -104,8 +104,8 @@ impl HipBackend {
         let (as_m, as_kb) = act_scale_strides(s.m, s.k_blocks(), dp.layout);
         match r {
             Resolved::Kernel { kernel, function } => {
-                let tiles = s.m.div_ceil(kernel.block_m as usize) * s.n.div_ceil(kernel.block_n as usize);
-                let cfg = LaunchConfig::linear(u32::try_from(tiles).map_err(|_| Error::shape("gemm", format!("{tiles} tiles exceed the grid limit")))?, kernel.threads);
+                // M*N < 2^31 (validated), so the tile count fits u32.
+                let cfg = LaunchConfig::linear(kernel.grid_x(s.m, s.n), kernel.threads);
                 let (a, a_s, b, b_s, c) = (dp.a.ptr(), dp.a_scales.ptr(), dp.b.ptr(), dp.b_scales.ptr(), dp.c.ptr());
                 let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
                 let mut args = LaunchArgs::new();
@@ -179,10 +179,10 @@ impl HipBackend {
         let (mi, ki, ue8m0) = (m as i32, k as i32, opts.ue8m0 as i32);
         let mut args = LaunchArgs::new();
         args.arg(&xp).arg(&qp).arg(&sp).arg(&mi).arg(&ki).arg(&fp8_max).arg(&s_stride_m).arg(&s_stride_g).arg(&ue8m0);
-        let grid = (m * groups).div_ceil(4) as u32;
+        let grid = (m * groups).div_ceil(kernels::QUANT_GROUPS_PER_BLOCK as usize) as u32;
         // SAFETY: quant_per_token_group ABI; x has m*k floats, q m*k bytes, s covers every
         // (row, group) at the strides given; all outlive the synchronisation below.
-        unsafe { f.launch(&self.stream, LaunchConfig::linear(grid, 256), &mut args)? };
+        unsafe { f.launch(&self.stream, LaunchConfig::linear(grid, kernels::AUX_THREADS), &mut args)? };
         self.stream.synchronize()?;
         let mut qh = vec![0u8; m * k];
         let mut sh = vec![0f32; scales_len];
@@ -207,7 +207,7 @@ impl HipBackend {
         let (ni, ki) = (n as i32, k as i32);
         let mut args = LaunchArgs::new();
         args.arg(&wp).arg(&qp).arg(&sp).arg(&ni).arg(&ki);
-        let cfg = LaunchConfig { grid: (kb as u32, nb as u32, 1), block: (256, 1, 1), shared_bytes: 0 };
+        let cfg = LaunchConfig { grid: (kb as u32, nb as u32, 1), block: (kernels::AUX_THREADS, 1, 1), shared_bytes: 0 };
         // SAFETY: quant_weight_blocks ABI; w n*k floats, q n*k bytes, s nb*kb floats.
         unsafe { f.launch(&self.stream, cfg, &mut args)? };
         self.stream.synchronize()?;

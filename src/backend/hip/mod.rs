@@ -18,15 +18,15 @@ use crate::gemm::{GemmPath, GemmProblem, GemmShape, Output};
 use crate::quant::{QuantizedTokens, QuantizedWeight, ScaleLayout, TokenQuantOptions};
 
 pub mod arch;
+pub mod emulator;
 mod exec;
-pub mod kernel_index;
+pub mod kernels;
 pub mod probe;
 pub mod rocblas;
 pub mod runtime;
 pub mod sys;
 pub mod vendor_plan;
 
-use kernel_index as kernels;
 use rocblas::RocBlas;
 use runtime::{Event, Function, Module, Stream};
 
@@ -64,7 +64,7 @@ impl HipBackend {
         let gfx = probed.device.arch.clone();
         probe::fp8_for_arch(&gfx).map_err(|e| unavailable(format!("device {ordinal} ({}, {gfx}): {e}", probed.device.name)))?;
         let image = kernels::code_object(&gfx).ok_or_else(|| {
-            let built = kernels::embedded_archs();
+            let built = kernels::compiled_archs();
             unavailable(format!(
                 "this build embeds no code object for {gfx} (built for: {}); rebuild with {ARCHS_ENV}={gfx} (or a list including it)",
                 if built.is_empty() { "none".to_string() } else { built.join(", ") }
@@ -211,8 +211,9 @@ impl Backend for HipBackend {
     fn candidate_configs(&self) -> Vec<KernelConfig> {
         let mut out: Vec<KernelConfig> = Vec::new();
         for k in kernels::gemm_kernels() {
-            if !out.contains(&k.config) {
-                out.push(k.config);
+            let cfg = k.config();
+            if !out.contains(&cfg) {
+                out.push(cfg);
             }
         }
         out

@@ -33,7 +33,7 @@ pub const N_BLOCK: usize = 128;
 /// Default bound on the fp32 workspace of per-K-block products.
 pub const DEFAULT_WORKSPACE_BYTES: usize = 256 << 20;
 /// Threads per workgroup of `scale_reduce_<out>` (TEAM.md ABI).
-pub const REDUCE_THREADS: u32 = 256;
+pub const REDUCE_THREADS: u32 = super::kernels::AUX_THREADS;
 
 /// `rocblas_operation`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
