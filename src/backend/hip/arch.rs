@@ -1,5 +1,5 @@
 //! GPU-free facts about AMD architectures and code objects: arch-name parsing, the
-//! architecture a code object was built for (from its ELF header), PCI ids from sysfs.
+//! architecture a code object was built for (from its ELF header).
 
 /// `e_machine` of AMDGPU code objects.
 const EM_AMDGPU: u16 = 224;
@@ -86,38 +86,6 @@ pub fn check_code_object_for(image: &[u8], device_arch: &str) -> Result<(), Stri
     }
 }
 
-/// Parses a sysfs PCI id file ("0x74a1\n").
-pub fn parse_pci_id(text: &str) -> Option<u16> {
-    let t = text.trim();
-    let hex = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"))?;
-    u16::from_str_radix(hex, 16).ok()
-}
-
-/// PCI device id of the AMD card at PCI bus `bus` (from /sys/class/drm/card*/device), the
-/// fallback when the runtime does not answer the attribute query.
-pub fn pci_id_from_sysfs(bus: u32) -> Option<u16> {
-    let cards = std::fs::read_dir("/sys/class/drm").ok()?;
-    for card in cards.flatten() {
-        let name = card.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("card") || name.contains('-') {
-            continue;
-        }
-        let dev = card.path().join("device");
-        let uevent = std::fs::read_to_string(dev.join("uevent")).unwrap_or_default();
-        // PCI_SLOT_NAME=0000:c1:00.0
-        let slot_bus = uevent
-            .lines()
-            .find_map(|l| l.strip_prefix("PCI_SLOT_NAME="))
-            .and_then(|s| s.split(':').nth(1))
-            .and_then(|b| u32::from_str_radix(b, 16).ok());
-        let vendor = std::fs::read_to_string(dev.join("vendor")).ok().and_then(|v| parse_pci_id(&v));
-        if slot_bus == Some(bus) && vendor == Some(0x1002) {
-            return std::fs::read_to_string(dev.join("device")).ok().and_then(|d| parse_pci_id(&d));
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,13 +142,5 @@ mod tests {
         bundle.extend_from_slice(&[0; 32]);
         assert_eq!(inspect_code_object(&bundle), Ok(ImageKind::Bundle));
         assert!(check_code_object_for(&bundle, "gfx942").is_ok());
-    }
-
-    #[test]
-    fn pci_id_parsing() {
-        assert_eq!(parse_pci_id("0x74a1\n"), Some(0x74a1));
-        assert_eq!(parse_pci_id("0X74B5"), Some(0x74b5));
-        assert_eq!(parse_pci_id("74a1"), None);
-        assert_eq!(parse_pci_id("0xzz"), None);
     }
 }

@@ -80,6 +80,13 @@ pub mod result {
         Ok(c_chars_to_string(&buf))
     }
 
+    /// "0000:c1:00.0", for the sysfs fallback of the PCI device id.
+    pub fn pci_bus_id(ordinal: usize) -> Result<String> {
+        let mut buf = [0 as c_char; 64];
+        check("hipDeviceGetPCIBusId", unsafe { sys::hipDeviceGetPCIBusId(buf.as_mut_ptr(), buf.len() as c_int, ordinal as c_int) })?;
+        Ok(c_chars_to_string(&buf))
+    }
+
     /// The gcnArchName ("gfx942:sramecc+:xnack-"). No `hipDeviceGetAttribute` attribute
     /// serves: `hipDeviceAttributeGcnArchName` exists in the enum but the runtime answers it
     /// with hipErrorInvalidValue (the value is a string, the call returns an int), and the

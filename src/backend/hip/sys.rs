@@ -17,7 +17,6 @@ pub const HIP_ERROR_NO_DEVICE: Status = 100;
 
 /// `hipDeviceAttribute_t` values. Stable since HIP 5.0 and unchanged in ROCm 6 and 7.
 pub const ATTR_MULTIPROCESSOR_COUNT: c_int = 63;
-pub const ATTR_PCI_BUS_ID: c_int = 67;
 pub const ATTR_PCI_DEVICE_ID: c_int = 68;
 pub const ATTR_WARP_SIZE: c_int = 87;
 
@@ -39,6 +38,7 @@ extern "C" {
     pub fn hipSetDevice(device: c_int) -> Status;
     pub fn hipDeviceGetAttribute(value: *mut c_int, attr: c_int, device: c_int) -> Status;
     pub fn hipDeviceGetName(name: *mut c_char, len: c_int, device: c_int) -> Status;
+    pub fn hipDeviceGetPCIBusId(bus_id: *mut c_char, len: c_int, device: c_int) -> Status;
     /// The pre-6.0 symbol; ROCm 6/7 keep exporting it with the 5.x struct layout (their
     /// headers map the name to `hipGetDevicePropertiesR0600`, which we do not call).
     pub fn hipGetDeviceProperties(props: *mut hipDeviceProp_t, device: c_int) -> Status;
