@@ -149,6 +149,74 @@ fn code_object_arch_from_real_clang_output() {
     }
 }
 
+// ---- the embedded code objects and the path decision, without a GPU -----------------
+
+fn contains_symbol(image: &[u8], name: &str) -> bool {
+    let mut needle = name.as_bytes().to_vec();
+    needle.push(0);
+    image.windows(needle.len()).any(|w| w == needle.as_slice())
+}
+
+#[test]
+fn embedded_code_objects_carry_every_kernel_the_backend_launches() {
+    use blockfp8::backend::hip::{code_object_for, kernel_for, kernels};
+    let archs = kernels::compiled_archs();
+    if archs.is_empty() {
+        println!("SKIPPED embedded_code_objects_carry_every_kernel_the_backend_launches: this build compiled no code object (no HIP compiler found by build.rs)");
+        return;
+    }
+    for gfx in archs {
+        let image = code_object_for(gfx).unwrap();
+        // The header names the arch it was built for; the other arch is refused.
+        assert_eq!(arch::inspect_code_object(image).unwrap(), arch::ImageKind::Elf { arch: Some(gfx.to_string()), mach: if gfx == "gfx942" { 0x4c } else { 0x4f } });
+        let other = if gfx == "gfx942" { "gfx950" } else { "gfx942" };
+        assert!(arch::check_code_object_for(image, other).unwrap_err().contains(other));
+        let mut symbols = vec![kernels::QUANT_PER_TOKEN_GROUP, kernels::QUANT_WEIGHT_BLOCKS];
+        for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
+            symbols.push(kernels::scale_reduce_symbol(out));
+            let shape = GemmShape { m: 1, n: 1, k: 1, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: out };
+            symbols.push(kernel_for(&shape, &GemmPath::KernelDefault).unwrap().symbol);
+        }
+        for sym in symbols {
+            assert!(contains_symbol(image, sym), "{gfx} code object lacks {sym}");
+        }
+        assert!(!contains_symbol(image, "gemm_block_fp8_no_such_kernel_bf16"));
+    }
+    let err = code_object_for("gfx1100").unwrap_err();
+    assert!(err.contains("gfx1100") && err.contains("BLOCKFP8_HIP_ARCHS"), "{err}");
+}
+
+#[test]
+fn path_support_reasons() {
+    use blockfp8::backend::hip::check_support;
+    use blockfp8::Device;
+    let mi300x = Device {
+        backend: BackendKind::Rocm,
+        ordinal: 0,
+        name: "AMD Instinct MI300X".into(),
+        arch: "gfx942".into(),
+        fp8: Fp8Format::E4m3fnuz,
+        compute_units: 304,
+        pci_id: Some(0x74a1),
+    };
+    let shape = GemmShape { m: 17, n: 576, k: 7168, block: (128, 128), format: Fp8Format::E4m3fnuz, out_dtype: OutDtype::Bf16 };
+    let ws = DEFAULT_WORKSPACE_BYTES;
+    assert_eq!(check_support(&mi300x, Ok(()), ws, &shape, &GemmPath::Vendor), Ok(()));
+    assert_eq!(check_support(&mi300x, Err("rocBLAS not found (tried ...)"), ws, &shape, &GemmPath::Vendor), Err("rocBLAS not found (tried ...)".to_string()));
+    let bad_block = GemmShape { block: (1, 128), ..shape };
+    assert!(check_support(&mi300x, Ok(()), ws, &bad_block, &GemmPath::Vendor).unwrap_err().contains("(128, 128)"));
+    let ocp = GemmShape { format: Fp8Format::E4m3fn, ..shape };
+    let why = check_support(&mi300x, Ok(()), ws, &ocp, &GemmPath::KernelDefault).unwrap_err();
+    assert!(why.contains("E4m3fn") && why.contains("E4m3fnuz"), "{why}");
+    let mut odd = blockfp8::config::KernelConfig::vllm_default((128, 128));
+    odd.block_m = 48;
+    let why = check_support(&mi300x, Ok(()), ws, &shape, &GemmPath::Tuned(odd)).unwrap_err();
+    assert!(why.contains("not compiled"), "{why}");
+    if !blockfp8::backend::hip::kernels::compiled_archs().is_empty() {
+        assert_eq!(check_support(&mi300x, Err("x"), ws, &shape, &GemmPath::KernelDefault), Ok(()));
+    }
+}
+
 // ---- rocBLAS loading ------------------------------------------------------------------
 
 #[test]

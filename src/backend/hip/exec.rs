@@ -91,7 +91,7 @@ impl HipBackend {
                 Ok(Resolved::Vendor { plan, reduce })
             }
             other => {
-                let kernel = self.kernel_for(shape, other).map_err(|reason| Error::Unsupported { path: format!("rocm {}", other.label()), reason })?;
+                let kernel = super::kernel_for(shape, other).map_err(|reason| Error::Unsupported { path: format!("rocm {}", other.label()), reason })?;
                 let function = self.function(kernel.symbol)?;
                 Ok(Resolved::Kernel { kernel, function })
             }

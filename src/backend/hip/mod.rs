@@ -63,13 +63,7 @@ impl HipBackend {
         // An arch without fp8 matrix instructions fails here, naming the arch.
         let probed = probe::probe(ordinal).map_err(|e| unavailable(format!("device {ordinal}: {e}")))?;
         let gfx = probed.device.arch.clone();
-        let image = kernels::code_object(&gfx).ok_or_else(|| {
-            let built = kernels::compiled_archs();
-            unavailable(format!(
-                "this build embeds no code object for {gfx} (built for: {}); rebuild with {ARCHS_ENV}={gfx} (or a list including it)",
-                if built.is_empty() { "none".to_string() } else { built.join(", ") }
-            ))
-        })?;
+        let image = code_object_for(&gfx).map_err(unavailable)?;
         arch::check_code_object_for(image, &probed.full_arch).map_err(|why| unavailable(format!("embedded code object for {gfx}: {why}")))?;
         let stream = Stream::new(ordinal)?;
         let module = Module::load(ordinal, format!("blockfp8 {gfx}"), Cow::Borrowed(image))?;
@@ -117,27 +111,53 @@ impl HipBackend {
         cache.insert(symbol.to_string(), Arc::clone(&f));
         Ok(f)
     }
+}
 
-    /// The GEMM instantiation `path` names, or why there is none.
-    fn kernel_for(&self, shape: &GemmShape, path: &GemmPath) -> std::result::Result<kernels::GemmKernel, String> {
-        let cfg = match path {
-            GemmPath::Tuned(cfg) => cfg.clone(),
-            GemmPath::KernelDefault => kernels::default_gemm_config(),
-            GemmPath::Vendor => return Err("the vendor path runs no GEMM kernel".into()),
-        };
-        kernels::find_gemm(&cfg, shape.out_dtype)
-            .ok_or_else(|| format!("config {} with {} output is not compiled into this build (see `tuning-full`)", cfg.short(), shape.out_dtype.name()))
-    }
+/// The GEMM instantiation `path` names, or why there is none.
+pub fn kernel_for(shape: &GemmShape, path: &GemmPath) -> std::result::Result<kernels::GemmKernel, String> {
+    let cfg = match path {
+        GemmPath::Tuned(cfg) => cfg.clone(),
+        GemmPath::KernelDefault => kernels::default_gemm_config(),
+        GemmPath::Vendor => return Err("the vendor path runs no GEMM kernel".into()),
+    };
+    kernels::find_gemm(&cfg, shape.out_dtype)
+        .ok_or_else(|| format!("config {} with {} output is not compiled into this build (see `tuning-full`)", cfg.short(), shape.out_dtype.name()))
+}
 
-    fn check_common(&self, shape: &GemmShape) -> std::result::Result<(), String> {
-        if shape.block != (vendor_plan::N_BLOCK, vendor_plan::K_BLOCK) {
-            return Err(format!("HIP kernels support (128, 128) scale blocks only, got {:?}", shape.block));
-        }
-        if shape.format != self.device.fp8 {
-            return Err(format!("inputs are {:?} but {} ({}) reads {:?}", shape.format, self.device.name, self.device.arch, self.device.fp8));
-        }
-        Ok(())
+/// `Backend::supports` without a GPU: whether `path` can run `shape` on `device`, given the
+/// vendor decision (`Err(reason)` when rocBLAS FP8 is unavailable) and the workspace bound.
+pub fn check_support(
+    device: &Device,
+    vendor: std::result::Result<(), &str>,
+    workspace_bytes: usize,
+    shape: &GemmShape,
+    path: &GemmPath,
+) -> std::result::Result<(), String> {
+    if shape.block != (vendor_plan::N_BLOCK, vendor_plan::K_BLOCK) {
+        return Err(format!("HIP kernels support (128, 128) scale blocks only, got {:?}", shape.block));
     }
+    if shape.format != device.fp8 {
+        return Err(format!("inputs are {:?} but {} ({}) reads {:?}", shape.format, device.name, device.arch, device.fp8));
+    }
+    match path {
+        GemmPath::Vendor => {
+            vendor.map_err(str::to_string)?;
+            let plan = vendor_plan::VendorPlan::new(shape.m, shape.n, shape.k, ScaleLayout::RowMajor, workspace_bytes).map_err(|e| e.to_string())?;
+            plan.check_bounds()
+        }
+        other => kernel_for(shape, other).map(|_| ()),
+    }
+}
+
+/// The embedded code object for `gfx`, or an error naming the arch and the build variable.
+pub fn code_object_for(gfx: &str) -> std::result::Result<&'static [u8], String> {
+    kernels::code_object(gfx).ok_or_else(|| {
+        let built = kernels::compiled_archs();
+        format!(
+            "this build embeds no code object for {gfx} (built for: {}); rebuild with {ARCHS_ENV}={gfx} (or a list including it)",
+            if built.is_empty() { "none".to_string() } else { built.join(", ") }
+        )
+    })
 }
 
 impl Backend for HipBackend {
@@ -157,17 +177,8 @@ impl Backend for HipBackend {
     }
 
     fn supports(&self, shape: &GemmShape, path: &GemmPath) -> std::result::Result<(), String> {
-        self.check_common(shape)?;
-        match path {
-            GemmPath::Vendor => match &self.vendor {
-                Ok(_) => {
-                    let plan = vendor_plan::VendorPlan::new(shape.m, shape.n, shape.k, ScaleLayout::RowMajor, self.workspace_bytes).map_err(|e| e.to_string())?;
-                    plan.check_bounds()
-                }
-                Err(why) => Err(why.clone()),
-            },
-            other => self.kernel_for(shape, other).map(|_| ()),
-        }
+        let vendor = self.vendor.as_ref().map(|_| ()).map_err(|why| why.as_str());
+        check_support(&self.device, vendor, self.workspace_bytes, shape, path)
     }
 
     fn gemm(&self, p: &GemmProblem, path: &GemmPath) -> Result<Output> {
