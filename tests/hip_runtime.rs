@@ -405,6 +405,26 @@ fn planned_partials_through_the_emulated_scale_reduce_kernel() {
     }
 }
 
+/// The vendor path's plan for the DeepSeek-V3 weight shapes: rocBLAS calls, chunks and
+/// workspace (printed for BENCHMARKS.md; planned sizes, not measurements). Asserts the
+/// workspace bound and that each chunk issues at most two rocBLAS calls and one reduce.
+#[test]
+fn deepseek_v3_shapes_stay_within_the_workspace_bound() {
+    let shapes = [(576, 7168), (2112, 7168), (24576, 7168), (32768, 512), (7168, 16384), (7168, 18432), (36864, 7168), (4608, 7168), (7168, 2304), (7168, 256)];
+    println!("| N | K | M | K blocks | chunk rows | chunks | rocBLAS calls | workspace MiB |");
+    for (n, k) in shapes {
+        for m in [1usize, 64, 4096, 16384] {
+            let plan = VendorPlan::new(m, n, k, ScaleLayout::RowMajor, DEFAULT_WORKSPACE_BYTES).unwrap();
+            assert!(plan.workspace_elems * 4 <= DEFAULT_WORKSPACE_BYTES, "N={n} K={k} M={m}");
+            plan.check_bounds().unwrap();
+            let calls: usize = plan.chunks().map(|c| c.gemms.len()).sum();
+            assert!(calls <= 2 * plan.chunk_count());
+            assert_eq!(plan.chunks().map(|c| c.rows).sum::<usize>(), m);
+            println!("| {n} | {k} | {m} | {} | {} | {} | {calls} | {:.1} |", plan.k_blocks, plan.chunk_rows, plan.chunk_count(), (plan.workspace_elems * 4) as f64 / (1 << 20) as f64);
+        }
+    }
+}
+
 // ---- GPU tests (run where an AMD GPU exists) -------------------------------------------
 
 fn gpu_backend() -> HipBackend {
