@@ -472,7 +472,7 @@ impl Function {
     /// - `cfg` is what the kernel was written for (its block size, static LDS only, a
     ///   non-empty grid).
     pub unsafe fn launch(&self, stream: &Stream, cfg: LaunchConfig, args: &mut LaunchArgs<'_>) -> Result<()> {
-        if cfg.grid.0 == 0 || cfg.grid.1 == 0 || cfg.grid.2 == 0 || cfg.block.0 == 0 {
+        if [cfg.grid.0, cfg.grid.1, cfg.grid.2, cfg.block.0, cfg.block.1, cfg.block.2].contains(&0) {
             return Err(Error::invalid("hip launch", format!("{}: empty grid {:?} / block {:?}", self.name, cfg.grid, cfg.block)));
         }
         bind(stream.ordinal)?;
@@ -491,5 +491,59 @@ impl Function {
             std::ptr::null_mut(),
         );
         result::check("hipModuleLaunchKernel", st).map_err(|e| annotate(e, format!("kernel {}, grid {:?}, block {:?}", self.name, cfg.grid, cfg.block)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_args_are_pointers_to_the_values_in_order() {
+        let (a, m, stride, scale) = (DevicePtr::<f32> { raw: 0x1000 as *mut c_void, _t: PhantomData }, 17i32, 1i64 << 40, 0.5f32);
+        let mut args = LaunchArgs::new();
+        args.arg(&a).arg(&m).arg(&stride).arg(&scale);
+        assert_eq!(args.len(), 4);
+        // What hipModuleLaunchKernel reads: *(T*)params[i] for the i-th parameter.
+        unsafe {
+            assert_eq!(*(args.ptrs[0] as *const *mut c_void), 0x1000 as *mut c_void);
+            assert_eq!(*(args.ptrs[1] as *const i32), 17);
+            assert_eq!(*(args.ptrs[2] as *const i64), 1 << 40);
+            assert_eq!(*(args.ptrs[3] as *const f32), 0.5);
+        }
+        // A device pointer argument has the size of a C pointer.
+        assert_eq!(std::mem::size_of::<DevicePtr<u8>>(), std::mem::size_of::<*mut c_void>());
+    }
+
+    #[test]
+    fn device_pointer_offsets_count_elements() {
+        let base = DevicePtr::<f32> { raw: 0x1000 as *mut c_void, _t: PhantomData };
+        assert_eq!(base.offset(3).as_raw() as usize, 0x1000 + 12);
+        let bytes = DevicePtr::<u8> { raw: 0x1000 as *mut c_void, _t: PhantomData };
+        assert_eq!(bytes.offset(128).as_raw() as usize, 0x1000 + 128);
+    }
+
+    #[test]
+    fn empty_launches_are_refused_before_the_runtime() {
+        // A function whose handles are null: the check must answer before any HIP call.
+        let module = Arc::new(Module { raw: std::ptr::null_mut(), ordinal: 0, label: "none".into(), _image: Cow::Borrowed(&[]) });
+        let f = Function { raw: std::ptr::null_mut(), module, name: "k".into() };
+        let stream = Stream { raw: std::ptr::null_mut(), ordinal: 0 };
+        for cfg in [LaunchConfig::linear(0, 256), LaunchConfig::linear(4, 0), LaunchConfig { grid: (1, 0, 1), block: (64, 1, 1), shared_bytes: 0 }] {
+            let err = unsafe { f.launch(&stream, cfg, &mut LaunchArgs::new()) }.unwrap_err();
+            assert!(matches!(&err, Error::InvalidArgument { what, .. } if what.contains("empty grid")), "{err}");
+        }
+        // Null handles are not the runtime's: never release them.
+        std::mem::forget(stream);
+        std::mem::forget(f);
+    }
+
+    #[test]
+    fn c_strings_stop_at_nul() {
+        let mut buf = [0 as c_char; 16];
+        for (i, b) in b"gfx942:xnack-\0junk".iter().take(16).enumerate() {
+            buf[i] = *b as c_char;
+        }
+        assert_eq!(c_chars_to_string(&buf), "gfx942:xnack-");
     }
 }
