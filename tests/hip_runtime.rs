@@ -38,6 +38,10 @@ fn device_enumeration_matches_the_runtime() {
     let listed = blockfp8::backend::hip::devices();
     if n == 0 {
         assert!(listed.is_empty(), "no HIP device, yet listed {listed:?}");
+        // The crate-wide list then holds no ROCm device and ends with the CPU.
+        let all = backend::devices();
+        assert!(all.iter().all(|d| d.backend != BackendKind::Rocm), "{all:?}");
+        assert_eq!(all.last().map(|d| d.backend), Some(BackendKind::Cpu));
         // The documented answer of a GPU-less machine: hipErrorNoDevice.
         assert_eq!(status, 100, "hipGetDeviceCount status");
         let text = runtime::status_text(status);

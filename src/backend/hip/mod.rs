@@ -71,6 +71,8 @@ impl HipBackend {
             None => Ok(lib),
             Some(why) => Err(why),
         });
+        let runtime = runtime::result::runtime_version().map_or_else(|e| e.to_string(), |v| v.to_string());
+        log::info!("rocm device {ordinal}: {} ({}, {} CUs), HIP runtime {runtime}", probed.device.name, probed.full_arch, probed.device.compute_units);
         match &vendor {
             Ok(lib) => log::info!("rocm device {ordinal} ({gfx}): rocBLAS {} at {} serves the vendor FP8 path", lib.version(), lib.path()),
             Err(why) => log::info!("rocm device {ordinal} ({gfx}): no vendor FP8 path: {why}; the kernel default config is the fallback"),
