@@ -36,17 +36,19 @@ pub const ARCHS_ENV: &str = "BLOCKFP8_HIP_ARCHS";
 pub use probe::devices;
 
 /// One AMD GPU with the crate's code object loaded.
+// Fields drop in declaration order: the rocBLAS handle (in `exec`) and the functions go
+// before the module, and the stream they use goes last.
 pub struct HipBackend {
-    device: Device,
-    full_arch: String,
-    module: Arc<Module>,
-    stream: Stream,
-    /// The loaded library when rocBLAS FP8 can run here, or why it cannot (decided once).
-    vendor: std::result::Result<Arc<RocBlas>, String>,
-    workspace_bytes: usize,
     /// Serialises work on the stream; holds the lazily created rocBLAS handle.
     exec: Mutex<exec::ExecState>,
     functions: Mutex<HashMap<String, Arc<Function>>>,
+    module: Arc<Module>,
+    stream: Stream,
+    device: Device,
+    full_arch: String,
+    /// The loaded library when rocBLAS FP8 can run here, or why it cannot (decided once).
+    vendor: std::result::Result<Arc<RocBlas>, String>,
+    workspace_bytes: usize,
 }
 
 impl HipBackend {
@@ -78,14 +80,14 @@ impl HipBackend {
             Err(why) => log::info!("rocm device {ordinal} ({gfx}): no vendor FP8 path: {why}; the kernel default config is the fallback"),
         }
         Ok(HipBackend {
-            device: probed.device,
-            full_arch: probed.full_arch,
-            module,
-            stream,
-            vendor,
-            workspace_bytes: vendor_plan::DEFAULT_WORKSPACE_BYTES,
             exec: Mutex::new(exec::ExecState::default()),
             functions: Mutex::new(HashMap::new()),
+            module,
+            stream,
+            device: probed.device,
+            full_arch: probed.full_arch,
+            vendor,
+            workspace_bytes: vendor_plan::DEFAULT_WORKSPACE_BYTES,
         })
     }
 
