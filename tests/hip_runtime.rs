@@ -191,6 +191,19 @@ fn embedded_code_objects_carry_every_kernel_the_backend_launches() {
 }
 
 #[test]
+fn non_amd_architecture_strings_are_refused() {
+    use blockfp8::backend::hip::code_object_for;
+    for bad in ["sm_90a", "x86_64", "", ":gfx942", "GFX942"] {
+        let err = code_object_for(bad).unwrap_err();
+        assert!(err.contains("not an AMD gfx architecture"), "{bad}: {err}");
+    }
+    // HIP's full target string selects the same code object as the bare arch.
+    if blockfp8::backend::hip::kernels::compiled_archs().contains(&"gfx942") {
+        assert_eq!(code_object_for("gfx942:sramecc+:xnack-").unwrap(), code_object_for("gfx942").unwrap());
+    }
+}
+
+#[test]
 fn path_support_reasons() {
     use blockfp8::backend::hip::check_support;
     use blockfp8::Device;

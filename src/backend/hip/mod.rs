@@ -154,7 +154,12 @@ pub fn check_support(
 }
 
 /// The embedded code object for `gfx`, or an error naming the arch and the build variable.
+/// Target features ("gfx942:sramecc+:xnack-") are ignored: the code objects serve any.
 pub fn code_object_for(gfx: &str) -> std::result::Result<&'static [u8], String> {
+    let gfx = arch::base_arch(gfx);
+    if !arch::is_gfx_name(gfx) {
+        return Err(format!("{gfx:?} is not an AMD gfx architecture (expected e.g. gfx942 or gfx950)"));
+    }
     kernels::code_object(gfx).ok_or_else(|| {
         let built = kernels::compiled_archs();
         format!(
