@@ -1,3 +1,17 @@
-fn main() {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+//! `blockfp8`: the command-line tool, a thin layer over the library.
+
+use clap::Parser;
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    let args = cli::Cli::parse();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(args.log_level())).init();
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

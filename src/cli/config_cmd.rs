@@ -1,0 +1,101 @@
+//! `blockfp8 config filename|show|check|merge`
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+use blockfp8::config::library::Lookup;
+use blockfp8::config::{self, Library};
+use blockfp8::device::config_name_for;
+use blockfp8::Result;
+
+use super::parse_pair;
+
+#[derive(Subcommand, Debug)]
+pub enum ConfigCommand {
+    /// Print the file name vLLM/SGLang use for a shape and device.
+    Filename {
+        #[arg(long)]
+        n: usize,
+        #[arg(long)]
+        k: usize,
+        /// Device name as reported ("AMD Instinct MI300X", "NVIDIA H200").
+        #[arg(long)]
+        device_name: String,
+        #[arg(long, default_value = "fp8_w8a8")]
+        dtype: String,
+        #[arg(long, value_parser = parse_pair, default_value = "128,128")]
+        block_shape: (usize, usize),
+    },
+    /// Print the entry chosen for batch size M as one JSON object.
+    Show {
+        #[arg(long)]
+        n: usize,
+        #[arg(long)]
+        k: usize,
+        #[arg(long)]
+        m: usize,
+        #[arg(long)]
+        device_name: String,
+        /// Look only in this folder (default: $BLOCKFP8_CONFIG_DIR, then the shipped configs).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        #[arg(long, default_value = "fp8_w8a8")]
+        dtype: String,
+        #[arg(long, value_parser = parse_pair, default_value = "128,128")]
+        block_shape: (usize, usize),
+    },
+    /// Validate every file in a folder; exit 1 if any is bad.
+    Check { dir: PathBuf },
+}
+
+pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
+    match cmd {
+        ConfigCommand::Filename { n, k, device_name, dtype, block_shape } => {
+            println!("{}", config::dense_file_name(n, k, &config_name_for(&device_name), &dtype, block_shape));
+            Ok(ExitCode::SUCCESS)
+        }
+        ConfigCommand::Show { n, k, m, device_name, dir, dtype, block_shape } => {
+            let lib = match dir {
+                Some(d) => Library::new(vec![d], false, false),
+                None => Library::from_env(),
+            };
+            let dev = config_name_for(&device_name);
+            match lib.lookup_verbose(&dev, n, k, &dtype, block_shape) {
+                Lookup::Found { table, source, .. } => {
+                    let (key, cfg) = table.nearest(m).expect("parsed tables are never empty");
+                    log::info!("{source}: entry {key} for M={m}");
+                    println!("{}", serde_json::to_string(cfg).expect("a KernelConfig serializes"));
+                    Ok(ExitCode::SUCCESS)
+                }
+                Lookup::Missing { file_name, tried } => {
+                    eprintln!("no usable config file {file_name}; tried:");
+                    for attempt in tried {
+                        eprintln!("  {attempt}");
+                    }
+                    Ok(ExitCode::FAILURE)
+                }
+                Lookup::BatchInvariant => {
+                    eprintln!("BLOCKFP8_BATCH_INVARIANT is set: tuned files are ignored");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
+        ConfigCommand::Check { dir } => {
+            let results = config::library::check_dir(&dir);
+            let mut bad = 0;
+            for (path, r) in &results {
+                match r {
+                    Ok(summary) => println!("ok   {}  {summary}", path.display()),
+                    Err(why) => {
+                        bad += 1;
+                        println!("BAD  {}  {why}", path.display())
+                    }
+                }
+            }
+            println!("{} files, {} bad", results.len(), bad);
+            Ok(if bad == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+    }
+}

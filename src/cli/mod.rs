@@ -1,0 +1,108 @@
+//! Argument definitions and dispatch. Each subcommand lives in its own file.
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use blockfp8::{BackendKind, Fp8Format, Result};
+
+mod config_cmd;
+mod info;
+mod ops;
+mod perf;
+
+#[derive(Parser, Debug)]
+#[command(name = "blockfp8", version, about = "Block-scaled W8A8 FP8 GEMM: kernels, tuned configs, tuner and benchmark")]
+pub struct Cli {
+    /// More log output (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Only errors.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+impl Cli {
+    pub fn log_level(&self) -> &'static str {
+        match (self.quiet, self.verbose) {
+            (true, _) => "error",
+            (false, 0) => "warn",
+            (false, 1) => "info",
+            _ => "debug",
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Devices, compiled-in backends, config names, architectures and fp8 flavours.
+    Info,
+    /// Tuned-config files: names, lookups, validation, merging.
+    #[command(subcommand)]
+    Config(config_cmd::ConfigCommand),
+    /// Quantize activations per token per K group (.npy in, .npy out).
+    Quant(ops::QuantArgs),
+    /// Block-scaled GEMM C = (A, As) x (B, Bs)^T (.npy in, .npy out).
+    Gemm(ops::GemmArgs),
+    /// Benchmark the GEMM paths side by side (the main job).
+    Bench(perf::BenchArgs),
+    /// Tune kernel configs and write vLLM-format files.
+    Tune(perf::TuneArgs),
+}
+
+/// `--backend` and `--device` shared by the commands that compute.
+#[derive(Args, Debug, Clone)]
+pub struct BackendArgs {
+    /// cpu, cuda or rocm; default: the best compiled-in backend with a device.
+    #[arg(long)]
+    backend: Option<BackendKind>,
+    /// Device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+}
+
+impl BackendArgs {
+    pub fn open(&self) -> Result<std::sync::Arc<dyn blockfp8::Backend>> {
+        match self.backend {
+            Some(kind) => blockfp8::backend::open(kind, self.device),
+            None => Ok(blockfp8::backend::best_available()),
+        }
+    }
+}
+
+pub fn parse_fp8(s: &str) -> std::result::Result<Fp8Format, String> {
+    match s {
+        "e4m3fn" | "fn" => Ok(Fp8Format::E4m3fn),
+        "e4m3fnuz" | "fnuz" => Ok(Fp8Format::E4m3fnuz),
+        _ => Err(format!("{s:?}: expected e4m3fn or e4m3fnuz")),
+    }
+}
+
+/// "128,128" -> (128, 128)
+pub fn parse_pair(s: &str) -> std::result::Result<(usize, usize), String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    match parts.as_slice() {
+        [a, b] => {
+            let a = a.parse::<usize>().map_err(|e| format!("{s:?}: {e}"))?;
+            let b = b.parse::<usize>().map_err(|e| format!("{s:?}: {e}"))?;
+            if a == 0 || b == 0 {
+                return Err(format!("{s:?}: sizes must be positive"));
+            }
+            Ok((a, b))
+        }
+        _ => Err(format!("{s:?}: expected two comma-separated numbers, e.g. 128,128")),
+    }
+}
+
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Info => info::run(),
+        Command::Config(c) => config_cmd::run(c),
+        Command::Quant(a) => ops::quant(a),
+        Command::Gemm(a) => ops::gemm(a),
+        Command::Bench(a) => perf::bench(a),
+        Command::Tune(a) => perf::tune(a),
+    }
+}

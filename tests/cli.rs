@@ -1,0 +1,183 @@
+//! The `blockfp8` binary end to end: .npy files in and out, config commands, bad input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use blockfp8::{npy, Fp8Format, ScaleLayout};
+use common::{random_quantized_problem, reference_gemm_f64};
+
+fn blockfp8(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_blockfp8")).args(args).env_remove("BLOCKFP8_CONFIG_DIR").output().expect("run blockfp8")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A .npy file written byte by byte as NumPy lays it out (format 1.0), independently of
+/// the crate's writer.
+fn write_raw_npy_f32(path: &Path, shape: (usize, usize), data: &[f32]) {
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", shape.0, shape.1);
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    for v in data {
+        bytes.extend(v.to_le_bytes());
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn info_lists_the_cpu_device() {
+    let o = blockfp8(&["info"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("backends compiled in: cpu"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("cpu ") && l.contains("e4m3fn")), "{out}");
+}
+
+#[test]
+fn config_filename_matches_vllm_naming() {
+    let o = blockfp8(&["config", "filename", "--n", "7168", "--k", "18432", "--device-name", "AMD Instinct MI300X"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "N=7168,K=18432,device_name=AMD_Instinct_MI300X,dtype=fp8_w8a8,block_shape=[128,128].json");
+    let o = blockfp8(&["config", "filename", "--n", "576", "--k", "7168", "--device-name", "NVIDIA H100 80GB HBM3", "--block-shape", "64,128"]);
+    assert_eq!(stdout(&o).trim(), "N=576,K=7168,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8,block_shape=[64,128].json");
+    let o = blockfp8(&["config", "filename", "--n", "576", "--k", "7168", "--device-name", "X", "--block-shape", "64"]);
+    assert!(!o.status.success());
+}
+
+#[test]
+fn config_show_picks_nearest_m_and_reports_missing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "N=512,K=256,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json";
+    let body = r#"{
+    "1": {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 1, "num_warps": 4, "num_stages": 3},
+    "64": {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 32, "num_warps": 8, "num_stages": 2}
+}"#;
+    std::fs::write(dir.path().join(name), body).unwrap();
+    let show = |m: &str| blockfp8(&["config", "show", "--n", "512", "--k", "256", "--m", m, "--device-name", "NVIDIA H200", "--dir", s(dir.path())]);
+    let o = show("20");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("one JSON object");
+    assert_eq!(v["BLOCK_SIZE_M"], 16);
+    let v: serde_json::Value = serde_json::from_str(stdout(&show("40")).trim()).unwrap();
+    assert_eq!(v["BLOCK_SIZE_M"], 64);
+
+    let o = blockfp8(&["config", "show", "--n", "513", "--k", "256", "--m", "1", "--device-name", "NVIDIA H200", "--dir", s(dir.path())]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("N=513,K=256,device_name=NVIDIA_H200"), "{}", stderr(&o));
+}
+
+#[test]
+fn config_check_lists_bad_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = r#"{"8": {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 1, "num_warps": 4}}"#;
+    std::fs::write(dir.path().join("N=512,K=256,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json"), good).unwrap();
+    let o = blockfp8(&["config", "check", s(dir.path())]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    std::fs::write(dir.path().join("N=1024,K=256,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json"), "{\"8\": {\"BLOCK_SIZE_M\": \"big\"}}").unwrap();
+    let o = blockfp8(&["config", "check", s(dir.path())]);
+    assert!(!o.status.success());
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("BAD") && l.contains("N=1024")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("ok") && l.contains("N=512")), "{out}");
+}
+
+fn tmp(dir: &Path, name: &str) -> PathBuf {
+    dir.join(name)
+}
+
+#[test]
+fn quant_then_gemm_through_npy_files_matches_float64() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for format in [Fp8Format::E4m3fn, Fp8Format::E4m3fnuz] {
+        let fp8 = if format == Fp8Format::E4m3fn { "e4m3fn" } else { "e4m3fnuz" };
+        let (m, n, k) = (5, 129, 200);
+        let qp = random_quantized_problem(m, n, k, format, ScaleLayout::RowMajor, 11);
+        // Activations go through `blockfp8 quant`, from a file written independently of the crate.
+        write_raw_npy_f32(&tmp(d, "x.npy"), (m, k), &qp.x);
+        let o = blockfp8(&["quant", "--x", s(&tmp(d, "x.npy")), "--out-q", s(&tmp(d, "q.npy")), "--out-s", s(&tmp(d, "s.npy")), "--fp8", fp8, "--backend", "cpu"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let q = npy::read(&tmp(d, "q.npy")).unwrap();
+        assert_eq!(q.shape, vec![m, k]);
+        assert_eq!(q.into_u8("q").unwrap(), qp.a, "CLI quantization differs from the library's");
+        let sc = npy::read(&tmp(d, "s.npy")).unwrap();
+        assert_eq!(sc.shape, vec![m, 2]);
+        assert_eq!(sc.into_f32("s").unwrap(), qp.a_scales);
+
+        npy::write_u8(&tmp(d, "b.npy"), &[n, k], &qp.b).unwrap();
+        npy::write_f32(&tmp(d, "bs.npy"), &[2, 2], &qp.b_scales).unwrap();
+        let o = blockfp8(&[
+            "gemm", "--a", s(&tmp(d, "q.npy")), "--as", s(&tmp(d, "s.npy")), "--b", s(&tmp(d, "b.npy")), "--bs", s(&tmp(d, "bs.npy")),
+            "--out", s(&tmp(d, "c.npy")), "--fp8", fp8, "--out-dtype", "f32", "--backend", "cpu",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let c = npy::read(&tmp(d, "c.npy")).unwrap();
+        assert_eq!(c.shape, vec![m, n]);
+        let got: Vec<f64> = c.into_f32("c").unwrap().into_iter().map(f64::from).collect();
+        let want = reference_gemm_f64(&qp.problem());
+        let diff = blockfp8::gemm::calc_diff(&got, &want);
+        assert!(diff < 1e-9, "{fp8}: calc_diff {diff}");
+
+        // bf16 output comes back as uint16 bit patterns.
+        let o = blockfp8(&[
+            "gemm", "--a", s(&tmp(d, "q.npy")), "--as", s(&tmp(d, "s.npy")), "--b", s(&tmp(d, "b.npy")), "--bs", s(&tmp(d, "bs.npy")),
+            "--out", s(&tmp(d, "c16.npy")), "--fp8", fp8, "--backend", "cpu",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let c16 = npy::read(&tmp(d, "c16.npy")).unwrap();
+        let got: Vec<f64> = match c16.data {
+            npy::Data::U16(v) => v.into_iter().map(|b| half::bf16::from_bits(b).to_f64()).collect(),
+            other => panic!("bf16 output should be uint16, got {other:?}"),
+        };
+        assert!(blockfp8::gemm::calc_diff(&got, &want) < 1e-5);
+    }
+}
+
+#[test]
+fn gemm_bad_input_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let qp = random_quantized_problem(4, 128, 256, Fp8Format::E4m3fn, ScaleLayout::RowMajor, 3);
+    npy::write_u8(&tmp(d, "a.npy"), &[4, 256], &qp.a).unwrap();
+    npy::write_f32(&tmp(d, "as.npy"), &[4, 2], &qp.a_scales).unwrap();
+    npy::write_u8(&tmp(d, "b.npy"), &[128, 256], &qp.b).unwrap();
+    npy::write_u8(&tmp(d, "b_k.npy"), &[256, 128], &qp.b).unwrap();
+    npy::write_f32(&tmp(d, "bs.npy"), &[1, 2], &qp.b_scales).unwrap();
+    npy::write_f32(&tmp(d, "bs_bad.npy"), &[1, 1], &qp.b_scales[..1]).unwrap();
+    let mut nan_scales = qp.a_scales.clone();
+    nan_scales[3] = f32::NAN;
+    npy::write_f32(&tmp(d, "as_nan.npy"), &[4, 2], &nan_scales).unwrap();
+    let run = |a: &str, asc: &str, b: &str, bs: &str| {
+        blockfp8(&["gemm", "--a", s(&tmp(d, a)), "--as", s(&tmp(d, asc)), "--b", s(&tmp(d, b)), "--bs", s(&tmp(d, bs)), "--out", s(&tmp(d, "c.npy")), "--backend", "cpu"])
+    };
+    assert!(run("a.npy", "as.npy", "b.npy", "bs.npy").status.success());
+    for (case, o, needle) in [
+        ("K mismatch", run("a.npy", "as.npy", "b_k.npy", "bs.npy"), "K differs"),
+        ("weight scales", run("a.npy", "as.npy", "b.npy", "bs_bad.npy"), "weight scales"),
+        ("NaN scale", run("a.npy", "as_nan.npy", "b.npy", "bs.npy"), "non-finite"),
+        ("wrong dtype", run("as.npy", "as.npy", "b.npy", "bs.npy"), "uint8"),
+        ("missing file", run("nope.npy", "as.npy", "b.npy", "bs.npy"), "nope.npy"),
+    ] {
+        assert!(!o.status.success(), "{case}: should fail");
+        let err = stderr(&o);
+        assert!(err.contains("error:") && err.contains(needle), "{case}: {err}");
+        assert!(!err.contains("panicked"), "{case}: {err}");
+    }
+}
