@@ -515,6 +515,21 @@ fn gpu_quantizers_match_the_cpu() {
 }
 
 #[test]
+fn gpu_fnuz_conversion_matches_the_cpu() {
+    if skip_without_gpu("gpu_fnuz_conversion_matches_the_cpu") {
+        return;
+    }
+    let be = gpu_backend();
+    let w = common::random_weights(300, 520, 8);
+    let ocp = blockfp8::quant::quantize_weight_blocks(&w, 300, 520, (128, 128), Fp8Format::E4m3fn).unwrap();
+    let (mut gpu, mut cpu) = (ocp.clone(), ocp);
+    be.convert_weight_to_fnuz(&mut gpu).unwrap();
+    cpu.convert_to_fnuz().unwrap();
+    assert_eq!(gpu, cpu);
+    assert!(be.convert_weight_to_fnuz(&mut gpu).is_err(), "already fnuz");
+}
+
+#[test]
 fn gpu_timing_reports_one_positive_time_per_repeat() {
     if skip_without_gpu("gpu_timing_reports_one_positive_time_per_repeat") {
         return;

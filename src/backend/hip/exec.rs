@@ -219,6 +219,42 @@ impl HipBackend {
     }
 }
 
+impl HipBackend {
+    /// Converts an OCP e4m3fn weight in place to e4m3fnuz on the GPU (loading OCP
+    /// checkpoints on gfx942): byte 0x80 -> 0x00, scales x2, same dequantized values.
+    /// Same checks and result as [`QuantizedWeight::convert_to_fnuz`] on the CPU.
+    pub fn convert_weight_to_fnuz(&self, w: &mut QuantizedWeight) -> Result<()> {
+        const OP: &str = "convert_e4m3fn_to_fnuz";
+        if w.format != Fp8Format::E4m3fn {
+            return Err(Error::invalid(OP, "the weight is already e4m3fnuz"));
+        }
+        let want_scales = w.n.div_ceil(w.block.0.max(1)) * w.k.div_ceil(w.block.1.max(1));
+        if w.q.len() != w.n * w.k || w.scales.len() != want_scales {
+            return Err(Error::shape(OP, format!("{} bytes and {} scales for a {} x {} weight in {:?} blocks", w.q.len(), w.scales.len(), w.n, w.k, w.block)));
+        }
+        if let Some(i) = w.scales.iter().position(|s| !(s * 2.0).is_finite()) {
+            return Err(Error::NonFinite { op: OP, what: format!("scale #{i} ({}) doubled is not finite", w.scales[i]) });
+        }
+        let _guard = self.exec.lock().unwrap_or_else(|e| e.into_inner());
+        let f = self.function(kernels::CONVERT_E4M3FN_TO_FNUZ)?;
+        let q = DeviceBuffer::from_host(&self.stream, &w.q)?;
+        let s = DeviceBuffer::from_host(&self.stream, &w.scales)?;
+        let (qp, sp) = (q.ptr(), s.ptr());
+        let (nq, ns) = (w.q.len() as i64, w.scales.len() as i64);
+        let mut args = LaunchArgs::new();
+        args.arg(&qp).arg(&nq).arg(&sp).arg(&ns);
+        // Grid-stride loops: any grid covers the data; cap it for huge weights.
+        let grid = w.q.len().max(w.scales.len()).div_ceil(kernels::AUX_THREADS as usize).clamp(1, 1 << 16) as u32;
+        // SAFETY: convert ABI; q holds nq bytes and s ns floats, alive until the sync below.
+        unsafe { f.launch(&self.stream, LaunchConfig::linear(grid, kernels::AUX_THREADS), &mut args)? };
+        self.stream.synchronize()?;
+        q.copy_to_host(&self.stream, &mut w.q)?;
+        s.copy_to_host(&self.stream, &mut w.scales)?;
+        w.format = Fp8Format::E4m3fnuz;
+        Ok(())
+    }
+}
+
 /// Shape, finiteness and flavour checks shared by both quantizers (the kernels write the
 /// device's own fp8 flavour only).
 fn check_quant_input(op: &'static str, x: &[f32], rows: usize, cols: usize, device_fp8: Fp8Format, format: Fp8Format) -> Result<()> {
