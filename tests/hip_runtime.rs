@@ -234,6 +234,73 @@ fn path_support_reasons() {
     }
 }
 
+/// The C parameter types of kernel `token` as `hip/<file>` declares it (`BFP8_KERNEL(token,
+/// threads, (params), ...)`), with every `T*` as "pointer".
+fn hip_params(file: &str, token: &str) -> Vec<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("hip").join(file);
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).replace("\\\n", " ");
+    let start = src.find(&format!("BFP8_KERNEL({token},")).unwrap_or_else(|| panic!("{file}: no BFP8_KERNEL({token}, ...)"));
+    // The macro's top-level arguments: name, threads, (params), (call).
+    let mut args = Vec::new();
+    let (mut depth, mut from) = (0, start + "BFP8_KERNEL(".len());
+    for (i, ch) in src[from..].char_indices().map(|(i, c)| (i + from, c)).collect::<Vec<_>>() {
+        match ch {
+            '(' => depth += 1,
+            ')' if depth == 0 => {
+                args.push(&src[from..i]);
+                break;
+            }
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(&src[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    let params = args[2].trim();
+    let (open, end) = (0, params.len() - 1);
+    assert!(params.starts_with('(') && params.ends_with(')'), "{file}: {params}");
+    params[open + 1..end]
+        .split(',')
+        .map(|p| {
+            let p = p.split_whitespace().collect::<Vec<_>>().join(" ");
+            if p.contains('*') {
+                "pointer".to_string()
+            } else {
+                let words: Vec<&str> = p.split(' ').filter(|w| *w != "const").collect();
+                words[..words.len() - 1].join(" ")
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn launch_argument_lists_match_the_kernel_sources() {
+    use blockfp8::backend::hip::abi::*;
+    use blockfp8::backend::hip::runtime::DevicePtr;
+    use blockfp8::backend::hip::vendor_plan::ScaleReduce;
+    let gemm = GemmArgs { a: DevicePtr::null(), a_scales: DevicePtr::null(), b: DevicePtr::null(), b_scales: DevicePtr::null(), c: DevicePtr::null(), m: 1, n: 1, k: 1, as_stride_m: 1, as_stride_kb: 1 };
+    let plan = ScaleReduce { m0: 0, rows: 1, n: 1, kb: 1, batch_stride: 1, as_stride_m: 1, as_stride_kb: 1, grid_x: 1 };
+    let reduce = ScaleReduceArgs { partial: DevicePtr::null(), a_scales: DevicePtr::null(), b_scales: DevicePtr::null(), c: DevicePtr::null(), plan };
+    let quant = QuantTokensArgs { x: DevicePtr::null(), q: DevicePtr::null(), s: DevicePtr::null(), m: 1, k: 1, fp8_max: 1.0, s_stride_m: 1, s_stride_g: 1, ue8m0: 0 };
+    let weight = QuantWeightArgs { w: DevicePtr::null(), q: DevicePtr::null(), s: DevicePtr::null(), n: 1, k: 1 };
+    let convert = ConvertFnuzArgs { w: DevicePtr::null(), n_bytes: 1, s: DevicePtr::null(), n_scales: 1 };
+    let cases = [
+        ("gemm_block_fp8.hip", "gemm_block_fp8_##tag##_##out", gemm.args().c_types().to_vec()),
+        ("scale_reduce.hip", "scale_reduce_##out", reduce.args().c_types().to_vec()),
+        ("quant_per_token_group.hip", "quant_per_token_group", quant.args().c_types().to_vec()),
+        ("quant_weight_blocks.hip", "quant_weight_blocks", weight.args().c_types().to_vec()),
+        ("convert_fnuz.hip", "convert_e4m3fn_to_fnuz", convert.args().c_types().to_vec()),
+    ];
+    for (file, token, ours) in cases {
+        let theirs = hip_params(file, token);
+        assert_eq!(ours, theirs, "{token}: launch arguments vs hip/{file}");
+    }
+    // The parser itself reads types, not names (a kernel's list as written in TEAM.md).
+    assert_eq!(hip_params("scale_reduce.hip", "scale_reduce_##out")[1], "long long");
+}
+
 // ---- rocBLAS loading ------------------------------------------------------------------
 
 #[test]

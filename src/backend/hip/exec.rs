@@ -7,7 +7,8 @@ use half::{bf16, f16};
 
 use super::kernels;
 use super::rocblas;
-use super::runtime::{DeviceBuffer, Function, LaunchArgs, LaunchConfig, Stream};
+use super::abi;
+use super::runtime::{DeviceBuffer, Function, LaunchConfig, Stream};
 use super::vendor_plan::{self, act_scale_strides, VendorPlan};
 use super::HipBackend;
 use crate::error::{Error, Result};
@@ -106,13 +107,21 @@ impl HipBackend {
             Resolved::Kernel { kernel, function } => {
                 // M*N < 2^31 (validated), so the tile count fits u32.
                 let cfg = LaunchConfig::linear(kernel.grid_x(s.m, s.n), kernel.threads);
-                let (a, a_s, b, b_s, c) = (dp.a.ptr(), dp.a_scales.ptr(), dp.b.ptr(), dp.b_scales.ptr(), dp.c.ptr());
-                let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
-                let mut args = LaunchArgs::new();
-                args.arg(&a).arg(&a_s).arg(&b).arg(&b_s).arg(&c).arg(&m).arg(&n).arg(&k).arg(&as_m).arg(&as_kb);
+                let values = abi::GemmArgs {
+                    a: dp.a.ptr(),
+                    a_scales: dp.a_scales.ptr(),
+                    b: dp.b.ptr(),
+                    b_scales: dp.b_scales.ptr(),
+                    c: dp.c.ptr(),
+                    m: s.m as i32,
+                    n: s.n as i32,
+                    k: s.k as i32,
+                    as_stride_m: as_m,
+                    as_stride_kb: as_kb,
+                };
                 // SAFETY: the GEMM ABI (TEAM.md) in order; buffers sized by DeviceProblem::upload
                 // from a validated problem; they live in `dp` until the caller synchronises.
-                unsafe { function.launch(&self.stream, cfg, &mut args) }
+                unsafe { function.launch(&self.stream, cfg, &mut values.args()) }
             }
             Resolved::Vendor { plan, reduce } => {
                 let lib = match &self.vendor {
@@ -130,23 +139,10 @@ impl HipBackend {
                         // weight, activation and workspace buffers, which outlive the stream work.
                         unsafe { handle.gemm_f8_f32(g, dp.b.ptr(), dp.a.ptr(), work.ptr())? };
                     }
-                    let rd = &chunk.reduce;
-                    let (partial, a_s, b_s, c) = (work.ptr(), dp.a_scales.ptr(), dp.b_scales.ptr(), dp.c.ptr());
-                    let mut args = LaunchArgs::new();
-                    args.arg(&partial)
-                        .arg(&rd.batch_stride)
-                        .arg(&a_s)
-                        .arg(&b_s)
-                        .arg(&c)
-                        .arg(&rd.m0)
-                        .arg(&rd.rows)
-                        .arg(&rd.n)
-                        .arg(&rd.kb)
-                        .arg(&rd.as_stride_m)
-                        .arg(&rd.as_stride_kb);
+                    let values = abi::ScaleReduceArgs { partial: work.ptr(), a_scales: dp.a_scales.ptr(), b_scales: dp.b_scales.ptr(), c: dp.c.ptr(), plan: chunk.reduce };
                     // SAFETY: the scale_reduce ABI in order; it reads kb * batch_stride workspace
                     // floats (checked by check_bounds) and writes rows m0..m0+rows of C.
-                    unsafe { reduce.launch(&self.stream, LaunchConfig::linear(rd.grid_x, vendor_plan::REDUCE_THREADS), &mut args)? };
+                    unsafe { reduce.launch(&self.stream, LaunchConfig::linear(chunk.reduce.grid_x, vendor_plan::REDUCE_THREADS), &mut values.args())? };
                 }
                 Ok(())
             }
@@ -175,14 +171,11 @@ impl HipBackend {
         let q = DeviceBuffer::<u8>::alloc(self.device.ordinal, m * k)?;
         let mut s = DeviceBuffer::<f32>::alloc(self.device.ordinal, scales_len)?;
         s.zero(&self.stream)?; // padding rows of column-major scales stay 0
-        let (xp, qp, sp) = (xd.ptr(), q.ptr(), s.ptr());
-        let (mi, ki, ue8m0) = (m as i32, k as i32, opts.ue8m0 as i32);
-        let mut args = LaunchArgs::new();
-        args.arg(&xp).arg(&qp).arg(&sp).arg(&mi).arg(&ki).arg(&fp8_max).arg(&s_stride_m).arg(&s_stride_g).arg(&ue8m0);
+        let values = abi::QuantTokensArgs { x: xd.ptr(), q: q.ptr(), s: s.ptr(), m: m as i32, k: k as i32, fp8_max, s_stride_m, s_stride_g, ue8m0: opts.ue8m0 as i32 };
         let grid = (m * groups).div_ceil(kernels::QUANT_GROUPS_PER_BLOCK as usize) as u32;
         // SAFETY: quant_per_token_group ABI; x has m*k floats, q m*k bytes, s covers every
         // (row, group) at the strides given; all outlive the synchronisation below.
-        unsafe { f.launch(&self.stream, LaunchConfig::linear(grid, kernels::AUX_THREADS), &mut args)? };
+        unsafe { f.launch(&self.stream, LaunchConfig::linear(grid, kernels::AUX_THREADS), &mut values.args())? };
         self.stream.synchronize()?;
         let mut qh = vec![0u8; m * k];
         let mut sh = vec![0f32; scales_len];
@@ -203,13 +196,10 @@ impl HipBackend {
         let wd = DeviceBuffer::from_host(&self.stream, w)?;
         let q = DeviceBuffer::<u8>::alloc(self.device.ordinal, n * k)?;
         let s = DeviceBuffer::<f32>::alloc(self.device.ordinal, nb * kb)?;
-        let (wp, qp, sp) = (wd.ptr(), q.ptr(), s.ptr());
-        let (ni, ki) = (n as i32, k as i32);
-        let mut args = LaunchArgs::new();
-        args.arg(&wp).arg(&qp).arg(&sp).arg(&ni).arg(&ki);
+        let values = abi::QuantWeightArgs { w: wd.ptr(), q: q.ptr(), s: s.ptr(), n: n as i32, k: k as i32 };
         let cfg = LaunchConfig { grid: (kb as u32, nb as u32, 1), block: (kernels::AUX_THREADS, 1, 1), shared_bytes: 0 };
         // SAFETY: quant_weight_blocks ABI; w n*k floats, q n*k bytes, s nb*kb floats.
-        unsafe { f.launch(&self.stream, cfg, &mut args)? };
+        unsafe { f.launch(&self.stream, cfg, &mut values.args())? };
         self.stream.synchronize()?;
         let mut qh = vec![0u8; n * k];
         let mut sh = vec![0f32; nb * kb];
@@ -239,14 +229,11 @@ impl HipBackend {
         let f = self.function(kernels::CONVERT_E4M3FN_TO_FNUZ)?;
         let q = DeviceBuffer::from_host(&self.stream, &w.q)?;
         let s = DeviceBuffer::from_host(&self.stream, &w.scales)?;
-        let (qp, sp) = (q.ptr(), s.ptr());
-        let (nq, ns) = (w.q.len() as i64, w.scales.len() as i64);
-        let mut args = LaunchArgs::new();
-        args.arg(&qp).arg(&nq).arg(&sp).arg(&ns);
+        let values = abi::ConvertFnuzArgs { w: q.ptr(), n_bytes: w.q.len() as i64, s: s.ptr(), n_scales: w.scales.len() as i64 };
         // Grid-stride loops: any grid covers the data; cap it for huge weights.
         let grid = w.q.len().max(w.scales.len()).div_ceil(kernels::AUX_THREADS as usize).clamp(1, 1 << 16) as u32;
         // SAFETY: convert ABI; q holds nq bytes and s ns floats, alive until the sync below.
-        unsafe { f.launch(&self.stream, LaunchConfig::linear(grid, kernels::AUX_THREADS), &mut args)? };
+        unsafe { f.launch(&self.stream, LaunchConfig::linear(grid, kernels::AUX_THREADS), &mut values.args())? };
         self.stream.synchronize()?;
         q.copy_to_host(&self.stream, &mut w.q)?;
         s.copy_to_host(&self.stream, &mut w.scales)?;

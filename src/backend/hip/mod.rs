@@ -17,6 +17,7 @@ use crate::formats::Fp8Format;
 use crate::gemm::{GemmPath, GemmProblem, GemmShape, Output};
 use crate::quant::{QuantizedTokens, QuantizedWeight, ScaleLayout, TokenQuantOptions};
 
+pub mod abi;
 pub mod arch;
 pub mod emulator;
 mod exec;

@@ -239,6 +239,10 @@ impl<T> Clone for DevicePtr<T> {
 impl<T> Copy for DevicePtr<T> {}
 
 impl<T> DevicePtr<T> {
+    /// A null device address: for argument-list checks only; a launch with it faults.
+    pub fn null() -> Self {
+        DevicePtr { raw: std::ptr::null_mut(), _t: PhantomData }
+    }
     /// The address `elems` elements further on (for rocBLAS batch bases and chunk offsets).
     pub fn offset(self, elems: usize) -> Self {
         DevicePtr { raw: (self.raw as *mut u8).wrapping_add(elems * std::mem::size_of::<T>()).cast(), _t: PhantomData }
@@ -418,30 +422,51 @@ impl LaunchConfig {
 /// for references or host pointers.
 ///
 /// # Safety
-/// Implementors must be `repr(C)`-compatible with the C parameter type they stand for.
-pub unsafe trait KernelArg: Copy {}
-unsafe impl KernelArg for i32 {}
-unsafe impl KernelArg for u32 {}
-unsafe impl KernelArg for i64 {}
-unsafe impl KernelArg for u64 {}
-unsafe impl KernelArg for f32 {}
-unsafe impl<T> KernelArg for DevicePtr<T> {}
+/// Implementors must be `repr(C)`-compatible with the C parameter type they stand for,
+/// named by `C_TYPE` ("pointer" for any `T*`).
+pub unsafe trait KernelArg: Copy {
+    const C_TYPE: &'static str;
+}
+unsafe impl KernelArg for i32 {
+    const C_TYPE: &'static str = "int";
+}
+unsafe impl KernelArg for u32 {
+    const C_TYPE: &'static str = "unsigned int";
+}
+unsafe impl KernelArg for i64 {
+    const C_TYPE: &'static str = "long long";
+}
+unsafe impl KernelArg for u64 {
+    const C_TYPE: &'static str = "unsigned long long";
+}
+unsafe impl KernelArg for f32 {
+    const C_TYPE: &'static str = "float";
+}
+unsafe impl<T> KernelArg for DevicePtr<T> {
+    const C_TYPE: &'static str = "pointer";
+}
 
 /// The kernel parameter array: one pointer *to each argument value*, in order. The borrow
 /// `'a` keeps every value alive until the launch has read it.
 #[derive(Default)]
 pub struct LaunchArgs<'a> {
     ptrs: Vec<*mut c_void>,
+    c_types: Vec<&'static str>,
     _borrow: PhantomData<&'a ()>,
 }
 
 impl<'a> LaunchArgs<'a> {
     pub fn new() -> Self {
-        LaunchArgs { ptrs: Vec::new(), _borrow: PhantomData }
+        LaunchArgs { ptrs: Vec::new(), c_types: Vec::new(), _borrow: PhantomData }
     }
     pub fn arg<T: KernelArg>(&mut self, value: &'a T) -> &mut Self {
         self.ptrs.push(value as *const T as *mut c_void);
+        self.c_types.push(T::C_TYPE);
         self
+    }
+    /// The C types of the arguments, in order (checked against the kernels' signatures).
+    pub fn c_types(&self) -> &[&'static str] {
+        &self.c_types
     }
     pub fn len(&self) -> usize {
         self.ptrs.len()
@@ -504,6 +529,7 @@ mod tests {
         let mut args = LaunchArgs::new();
         args.arg(&a).arg(&m).arg(&stride).arg(&scale);
         assert_eq!(args.len(), 4);
+        assert_eq!(args.c_types(), ["pointer", "int", "long long", "float"]);
         // What hipModuleLaunchKernel reads: *(T*)params[i] for the i-th parameter.
         unsafe {
             assert_eq!(*(args.ptrs[0] as *const *mut c_void), 0x1000 as *mut c_void);
