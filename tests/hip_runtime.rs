@@ -421,7 +421,7 @@ fn the_simulation_detects_a_wrong_mapping() {
         let f = raw.shape.format;
         let a: Vec<f64> = raw.a.iter().map(|&x| decode_fp8_f64(f, x)).collect();
         let b: Vec<f64> = raw.b.iter().map(|&x| decode_fp8_f64(f, x)).collect();
-        let chunk = good.chunk(0);
+        let chunk = good.chunk(0).unwrap();
         let mut work = vec![0.0; good.workspace_elems];
         for g in &chunk.gemms {
             let mut g = *g;

@@ -129,10 +129,11 @@ impl HipBackend {
                     Err(why) => return Err(Error::Unsupported { path: "rocm vendor".into(), reason: why.clone() }),
                 };
                 let work = work.ok_or_else(|| Error::invalid("rocm vendor", "no workspace allocated"))?;
-                if state.rocblas.is_none() {
-                    state.rocblas = Some(rocblas::Handle::new(lib, &self.stream)?);
-                }
-                let handle = state.rocblas.as_ref().expect("set above");
+                let handle = match state.rocblas.take() {
+                    Some(h) => h,
+                    None => rocblas::Handle::new(lib, &self.stream)?,
+                };
+                let handle = &*state.rocblas.insert(handle);
                 for chunk in plan.chunks() {
                     for g in &chunk.gemms {
                         // SAFETY: `plan.check_bounds()` (in resolve) proved every call inside the

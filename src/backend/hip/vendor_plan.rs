@@ -197,8 +197,11 @@ impl VendorPlan {
         self.m.div_ceil(self.chunk_rows)
     }
 
-    /// The calls for chunk `index` (0-based).
-    pub fn chunk(&self, index: usize) -> ChunkPlan {
+    /// The calls for chunk `index` (0-based); `None` past the last chunk.
+    pub fn chunk(&self, index: usize) -> Option<ChunkPlan> {
+        if index >= self.chunk_count() {
+            return None;
+        }
         let m0 = index * self.chunk_rows;
         let rows = self.chunk_rows.min(self.m - m0);
         let (n, k) = (self.n as i32, self.k as i32);
@@ -231,11 +234,11 @@ impl VendorPlan {
             as_stride_kb: self.as_strides.1,
             grid_x: (rows * self.n).div_ceil(REDUCE_THREADS as usize) as u32,
         };
-        ChunkPlan { m0, rows, gemms, reduce }
+        Some(ChunkPlan { m0, rows, gemms, reduce })
     }
 
     pub fn chunks(&self) -> impl Iterator<Item = ChunkPlan> + '_ {
-        (0..self.chunk_count()).map(|i| self.chunk(i))
+        (0..self.chunk_count()).filter_map(|i| self.chunk(i))
     }
 
     /// Checks every call stays inside the weight (N*K), activation (M*K) and workspace
@@ -340,7 +343,8 @@ mod tests {
         assert_eq!(p.chunk_rows, 1984);
         assert!(p.workspace_elems * 4 <= DEFAULT_WORKSPACE_BYTES);
         assert_eq!(p.chunk_count(), 3);
-        let last = p.chunk(2);
+        let last = p.chunk(2).unwrap();
+        assert!(p.chunk(3).is_none());
         assert_eq!((last.m0, last.rows), (3968, 128));
         assert_eq!(last.gemms.len(), 1);
         assert!(p.check_bounds().is_ok());
@@ -361,7 +365,7 @@ mod tests {
     #[test]
     fn call_layout_for_a_ragged_k() {
         let p = VendorPlan::new(5, 256, 300, ScaleLayout::RowMajor, DEFAULT_WORKSPACE_BYTES).unwrap();
-        let c = p.chunk(0);
+        let c = p.chunk(0).unwrap();
         assert_eq!(c.gemms.len(), 2);
         let (full, tail) = (c.gemms[0], c.gemms[1]);
         assert_eq!((full.m, full.n, full.k, full.batch_count), (256, 5, 128, 2));
@@ -373,8 +377,8 @@ mod tests {
         assert_eq!(c.reduce.grid_x, (5 * 256u32).div_ceil(256));
         // K smaller than one block: only the tail call.
         let tiny = VendorPlan::new(2, 3, 100, ScaleLayout::RowMajor, DEFAULT_WORKSPACE_BYTES).unwrap();
-        assert_eq!(tiny.chunk(0).gemms.len(), 1);
-        assert_eq!(tiny.chunk(0).gemms[0].k, 100);
+        assert_eq!(tiny.chunk(0).unwrap().gemms.len(), 1);
+        assert_eq!(tiny.chunk(0).unwrap().gemms[0].k, 100);
     }
 
     #[test]
