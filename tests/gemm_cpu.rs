@@ -85,7 +85,7 @@ fn larger_shape_both_flavours() {
 #[test]
 fn other_scale_blocks_on_cpu() {
     let gemm = BlockScaledGemm::new(Arc::new(CpuBackend::new()), empty_library());
-    for (block, (m, n, k)) in [((64, 100), (5, 300, 450)), ((128, 64), (17, 129, 200)), ((1, 1), (3, 7, 9)), ((256, 512), (9, 600, 1100))] {
+    for (block, (m, n, k)) in [((64, 100), (5, 300, 450)), ((128, 64), (17, 129, 200)), ((1, 1), (3, 7, 9)), ((256, 512), (9, 600, 1100)), ((128, 128), (2, 33, 1))] {
         for f in FORMATS {
             let qp = random_quantized_problem_with(m, n, k, f, ScaleLayout::ColumnMajor, block, OutDtype::F32, 9);
             check_against_reference(&gemm, &qp, &format!("block {block:?} {m}x{n}x{k} {f}"));
@@ -251,4 +251,24 @@ fn reference_and_crate_agree_on_calc_diff_definition() {
     assert_eq!(calc_diff(&r, &r), 0.0);
     let perturbed: Vec<f64> = r.iter().enumerate().map(|(i, v)| if i % 10 == 0 { v * 1.01 } else { *v }).collect();
     assert!(calc_diff(&perturbed, &r) > 1e-6);
+}
+
+#[test]
+fn each_row_is_independent_of_the_batch() {
+    // Row r of an M-row product is bit-identical to the 1-row product of row r alone.
+    let cpu = CpuBackend::new();
+    for layout in LAYOUTS {
+        let qp = random_quantized_problem(37, 129, 1280, Fp8Format::E4m3fnuz, layout, 21);
+        let Output::F32(full) = cpu.gemm(&qp.problem(), &GemmPath::KernelDefault).unwrap() else { panic!("dtype") };
+        let (k, n, kb) = (qp.shape.k, qp.shape.n, qp.shape.k_blocks());
+        for r in [0, 5, 36] {
+            let mut one = qp.clone();
+            one.shape.m = 1;
+            one.a = qp.a[r * k..(r + 1) * k].to_vec();
+            one.a_layout = ScaleLayout::RowMajor;
+            one.a_scales = (0..kb).map(|j| qp.problem().a_scale(r, j)).collect();
+            let Output::F32(row) = cpu.gemm(&one.problem(), &GemmPath::KernelDefault).unwrap() else { panic!("dtype") };
+            assert_eq!(row, full[r * n..(r + 1) * n], "{layout:?} row {r}");
+        }
+    }
 }

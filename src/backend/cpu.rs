@@ -3,10 +3,12 @@
 //!
 //! GEMM scheme (the same arithmetic as the GPU kernels): for each output tile of
 //! BLOCK_SIZE_M x BLOCK_SIZE_N and each K block kb of the scale block width,
-//! partial[m, n] = sum_{k in kb} A[m, k] * B[n, k] in f32 (k ascending), then
-//! total[m, n] += partial[m, n] * As[m, kb] * Bs[n / block_n, kb] in f32. Every output
-//! element goes through exactly the same operations whatever the tile sizes, so all CPU
-//! configs give bit-identical f32 results on one machine.
+//! partial[m, n] = sum_{k in kb} A[m, k] * B[n, k] in f32 (k ascending, one FMA chain per
+//! element where the CPU has AVX2+FMA), then total[m, n] += partial[m, n] * As[m, kb] *
+//! Bs[n / scale_block_n, kb] in f32. Every output element goes through exactly the same
+//! operations whatever the tile sizes and whatever M is, so all CPU configs give
+//! bit-identical f32 results on one machine, and a row's result does not depend on the
+//! other rows of the batch (batch invariance).
 
 use std::sync::OnceLock;
 use std::time::Instant;

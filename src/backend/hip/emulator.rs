@@ -1,0 +1,421 @@
+//! Runs the HIP kernels of `hip/` on the CPU, through the emulation layer in `hip/emu/`
+//! (the same kernel sources compiled as host C++; see hip/emu/emu_runtime.h for the
+//! execution model). For tests and for checking kernels where no AMD GPU exists; it is
+//! slow (every work-item is a fiber) and says nothing about GPU speed.
+//!
+//! Every launch registers its buffers so that an out-of-range access in a kernel is an
+//! error, and poisons outputs (NaN / 0xFF) first so that an element the kernel forgets to
+//! write shows up.
+
+use std::ffi::{c_char, c_void, CStr};
+
+use half::{bf16, f16};
+
+use super::kernels::{self, GemmKernel};
+use crate::error::{Error, Result};
+use crate::formats::Fp8Format;
+use crate::gemm::{GemmProblem, OutDtype, Output};
+use crate::quant::{QuantizedTokens, QuantizedWeight, ScaleLayout, TokenQuantOptions};
+
+type EmuGemmFn = unsafe extern "C" fn(
+    *const u8,
+    *const f32,
+    *const u8,
+    *const f32,
+    *mut c_void,
+    i32,
+    i32,
+    i32,
+    i32,
+    i32,
+    u32,
+    u32,
+    u32,
+) -> i32;
+
+mod generated {
+    use super::EmuGemmFn;
+    use std::ffi::c_void;
+    include!(concat!(env!("OUT_DIR"), "/hip_emu.rs"));
+}
+
+extern "C" {
+    fn emu_last_error() -> *const c_char;
+    fn emu_register_buffer(p: *const c_void, bytes: usize);
+    fn emu_clear_buffers();
+    fn emu_mfma_lanes(shape: i32, flavour: i32, a: *const u64, b: *const u64, c: *const f32, d: *mut f32) -> i32;
+    fn emu_cvt_pk_fp8_f32(flavour: i32, a: f32, b: f32, old: i32, word_sel: i32) -> i32;
+    fn emu_cvt_f32_fp8(flavour: i32, src: i32, byte_sel: i32) -> f32;
+
+    fn emu_quant_per_token_group_gfx942(x: *const f32, q: *mut u8, s: *mut f32, m: i32, k: i32, fp8_max: f32, s_stride_m: i32, s_stride_g: i32, ue8m0: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_quant_per_token_group_gfx950(x: *const f32, q: *mut u8, s: *mut f32, m: i32, k: i32, fp8_max: f32, s_stride_m: i32, s_stride_g: i32, ue8m0: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_quant_weight_blocks_gfx942(w: *const f32, q: *mut u8, s: *mut f32, n: i32, k: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_quant_weight_blocks_gfx950(w: *const f32, q: *mut u8, s: *mut f32, n: i32, k: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_convert_e4m3fn_to_fnuz_gfx942(w: *mut u8, n_bytes: i64, s: *mut f32, n_scales: i64, gx: u32, gy: u32, gz: u32) -> i32;
+}
+
+type ScaleReduceFn = unsafe extern "C" fn(*const f32, i64, *const f32, *const f32, *mut c_void, i32, i32, i32, i32, i32, i32, u32, u32, u32) -> i32;
+extern "C" {
+    fn emu_scale_reduce_bf16_gfx942(p: *const f32, bs: i64, a: *const f32, b: *const f32, c: *mut c_void, m0: i32, rows: i32, n: i32, kb: i32, sm: i32, skb: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_scale_reduce_f16_gfx942(p: *const f32, bs: i64, a: *const f32, b: *const f32, c: *mut c_void, m0: i32, rows: i32, n: i32, kb: i32, sm: i32, skb: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_scale_reduce_f32_gfx942(p: *const f32, bs: i64, a: *const f32, b: *const f32, c: *mut c_void, m0: i32, rows: i32, n: i32, kb: i32, sm: i32, skb: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_scale_reduce_bf16_gfx950(p: *const f32, bs: i64, a: *const f32, b: *const f32, c: *mut c_void, m0: i32, rows: i32, n: i32, kb: i32, sm: i32, skb: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_scale_reduce_f16_gfx950(p: *const f32, bs: i64, a: *const f32, b: *const f32, c: *mut c_void, m0: i32, rows: i32, n: i32, kb: i32, sm: i32, skb: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_scale_reduce_f32_gfx950(p: *const f32, bs: i64, a: *const f32, b: *const f32, c: *mut c_void, m0: i32, rows: i32, n: i32, kb: i32, sm: i32, skb: i32, gx: u32, gy: u32, gz: u32) -> i32;
+}
+
+const OP: &str = "hip emulator";
+
+/// The architecture whose kernels (and fp8 flavour) the emulation runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arch {
+    /// CDNA3 (MI300X, MI325X): e4m3fnuz.
+    Gfx942,
+    /// CDNA4 (MI350X, MI355X): OCP e4m3fn.
+    Gfx950,
+}
+
+impl Arch {
+    pub const ALL: [Arch; 2] = [Arch::Gfx942, Arch::Gfx950];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::Gfx942 => "gfx942",
+            Arch::Gfx950 => "gfx950",
+        }
+    }
+    pub fn fp8(self) -> Fp8Format {
+        match self {
+            Arch::Gfx942 => Fp8Format::E4m3fnuz,
+            Arch::Gfx950 => Fp8Format::E4m3fn,
+        }
+    }
+    fn flavour(self) -> i32 {
+        match self {
+            Arch::Gfx942 => 0,
+            Arch::Gfx950 => 1,
+        }
+    }
+}
+
+impl std::str::FromStr for Arch {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "gfx942" => Ok(Arch::Gfx942),
+            "gfx950" => Ok(Arch::Gfx950),
+            _ => Err(Error::invalid(OP, format!("architecture {s:?} (the HIP kernels target gfx942 and gfx950)"))),
+        }
+    }
+}
+
+/// Registers buffers for the emulator's range checks for the duration of one launch.
+struct Registered;
+
+impl Registered {
+    fn new(buffers: &[(*const c_void, usize)]) -> Self {
+        // SAFETY: plain bookkeeping on thread-local state of the emulation library.
+        unsafe {
+            emu_clear_buffers();
+            for &(p, n) in buffers {
+                emu_register_buffer(p, n);
+            }
+        }
+        Registered
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { emu_clear_buffers() }
+    }
+}
+
+fn check(rc: i32, what: &str) -> Result<()> {
+    if rc == 0 {
+        return Ok(());
+    }
+    // SAFETY: emu_last_error returns a NUL-terminated thread-local string.
+    let msg = unsafe { CStr::from_ptr(emu_last_error()) }.to_string_lossy().into_owned();
+    Err(Error::Device { backend: "rocm-emulated", call: what.to_string(), reason: msg })
+}
+
+fn to_i32(v: usize, what: &str) -> Result<i32> {
+    i32::try_from(v).map_err(|_| Error::shape(OP, format!("{what} = {v} exceeds 32-bit kernel indexing")))
+}
+
+fn grid_u32(v: usize, what: &str) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::shape(OP, format!("{what} grid of {v} workgroups is too large")))
+}
+
+/// fp8 bytes copied into 16-byte aligned storage, optionally shifted by one byte so that
+/// the kernels' unaligned (byte-load) path runs instead of the 16-byte one.
+struct Fp8Buffer {
+    storage: Vec<u128>,
+    offset: usize,
+    len: usize,
+}
+
+impl Fp8Buffer {
+    fn new(bytes: &[u8], misalign: bool) -> Self {
+        let offset = usize::from(misalign);
+        let mut storage = vec![0u128; (bytes.len() + offset).div_ceil(16).max(1)];
+        // SAFETY: storage has at least offset + len bytes.
+        let dst = unsafe { std::slice::from_raw_parts_mut(storage.as_mut_ptr() as *mut u8, storage.len() * 16) };
+        dst[offset..offset + bytes.len()].copy_from_slice(bytes);
+        Fp8Buffer { storage, offset, len: bytes.len() }
+    }
+    fn ptr(&self) -> *const u8 {
+        // SAFETY: offset is within the allocation.
+        unsafe { (self.storage.as_ptr() as *const u8).add(self.offset) }
+    }
+}
+
+/// Runs a GEMM kernel from the emulated set on `p` (after `p.validate()`). With
+/// `misalign`, A and B start one byte past a 16-byte boundary, exercising the kernel's
+/// byte-load path even when K % 16 == 0.
+pub fn gemm(arch: Arch, kernel: &GemmKernel, p: &GemmProblem, misalign: bool) -> Result<Output> {
+    p.validate()?;
+    let s = &p.shape;
+    if s.block != (kernels::SCALE_BLOCK, kernels::SCALE_BLOCK) {
+        return Err(Error::Unsupported { path: kernel.symbol.into(), reason: format!("scale block {:?}; HIP kernels support (128, 128)", s.block) });
+    }
+    if s.format != arch.fp8() {
+        return Err(Error::invalid(OP, format!("inputs are {:?} but {} computes in {:?}", s.format, arch.name(), arch.fp8())));
+    }
+    if s.out_dtype != kernel.out {
+        return Err(Error::invalid(OP, format!("kernel {} writes {:?}, problem asks for {:?}", kernel.symbol, kernel.out, s.out_dtype)));
+    }
+    let f = generated::EMU_GEMMS
+        .iter()
+        .find(|(sym, a, _)| *sym == kernel.symbol && *a == arch.name())
+        .map(|(_, _, f)| *f)
+        .ok_or_else(|| Error::Unsupported { path: kernel.symbol.into(), reason: "not in the emulated kernel set".into() })?;
+    let (m, n, k) = (to_i32(s.m, "M")?, to_i32(s.n, "N")?, to_i32(s.k, "K")?);
+    let (sm, skb) = match p.a_scales.layout {
+        ScaleLayout::RowMajor => (s.k_blocks(), 1),
+        ScaleLayout::ColumnMajor => (1, s.padded_m()),
+    };
+    let a = Fp8Buffer::new(p.a, misalign);
+    let b = Fp8Buffer::new(p.b, misalign);
+    let grid = grid_u32(kernel.grid_x(s.m, s.n) as usize, "GEMM")?;
+    let out_bytes = s.out_dtype.bytes();
+    let mut c = vec![0xFFu8; s.m * s.n * out_bytes]; // NaN in every output dtype
+    let _reg = Registered::new(&[
+        (a.ptr() as *const c_void, a.len),
+        (b.ptr() as *const c_void, b.len),
+        (p.a_scales.data.as_ptr() as *const c_void, p.a_scales.data.len() * 4),
+        (p.b_scales.as_ptr() as *const c_void, p.b_scales.len() * 4),
+        (c.as_ptr() as *const c_void, c.len()),
+    ]);
+    // SAFETY: every pointer covers the extent the kernel ABI implies for these sizes
+    // (validated above), and the emulator checks each access against those extents.
+    let rc = unsafe {
+        f(a.ptr(), p.a_scales.data.as_ptr(), b.ptr(), p.b_scales.as_ptr(), c.as_mut_ptr() as *mut c_void, m, n, k, to_i32(sm, "scale stride")?, to_i32(skb, "scale stride")?, grid, 1, 1)
+    };
+    check(rc, kernel.symbol)?;
+    Ok(bytes_to_output(s.out_dtype, &c))
+}
+
+fn bytes_to_output(out: OutDtype, c: &[u8]) -> Output {
+    match out {
+        OutDtype::F32 => Output::F32(c.chunks_exact(4).map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]])).collect()),
+        OutDtype::Bf16 => Output::Bf16(c.chunks_exact(2).map(|x| bf16::from_bits(u16::from_le_bytes([x[0], x[1]]))).collect()),
+        OutDtype::F16 => Output::F16(c.chunks_exact(2).map(|x| f16::from_bits(u16::from_le_bytes([x[0], x[1]]))).collect()),
+    }
+}
+
+/// `quant_per_token_group` on `x` [m, k] (group 128, the options' layout, max and UE8M0)
+/// in `arch`'s fp8 flavour (the options' format must match it).
+pub fn quantize_tokens(arch: Arch, x: &[f32], m: usize, k: usize, opts: &TokenQuantOptions) -> Result<QuantizedTokens> {
+    const QOP: &str = "quant_per_token_group";
+    if opts.group != kernels::SCALE_BLOCK {
+        return Err(Error::Unsupported { path: QOP.into(), reason: format!("group {}; HIP kernels use 128", opts.group) });
+    }
+    if opts.format != arch.fp8() {
+        return Err(Error::invalid(QOP, format!("format {:?} but {} produces {:?}", opts.format, arch.name(), arch.fp8())));
+    }
+    if m == 0 || k == 0 || x.len() != m.checked_mul(k).unwrap_or(usize::MAX) {
+        return Err(Error::shape(QOP, format!("x has {} values, expected M*K = {m}*{k} (both >= 1)", x.len())));
+    }
+    let fp8_max = opts.fp8_max.unwrap_or_else(|| opts.format.default_activation_max());
+    if !(fp8_max.is_finite() && fp8_max > 0.0) {
+        return Err(Error::invalid(QOP, format!("fp8_max {fp8_max} must be finite and > 0")));
+    }
+    let groups = k.div_ceil(kernels::SCALE_BLOCK);
+    let padded_m = m.div_ceil(4) * 4;
+    let (scale_len, sm, sg) = match opts.layout {
+        ScaleLayout::RowMajor => (m * groups, groups, 1),
+        ScaleLayout::ColumnMajor => (padded_m * groups, 1, padded_m),
+    };
+    let mut q = vec![0xFFu8; m * k];
+    // Column-major padding rows are not written by the kernel; they stay 0 as the CPU's.
+    let mut s = vec![0.0f32; scale_len];
+    if opts.layout == ScaleLayout::RowMajor {
+        s.fill(f32::NAN);
+    } else {
+        for g in 0..groups {
+            s[g * padded_m..g * padded_m + m].fill(f32::NAN);
+        }
+    }
+    let grid = grid_u32((m * groups).div_ceil(kernels::QUANT_GROUPS_PER_BLOCK as usize), QOP)?;
+    let _reg = Registered::new(&[
+        (x.as_ptr() as *const c_void, x.len() * 4),
+        (q.as_ptr() as *const c_void, q.len()),
+        (s.as_ptr() as *const c_void, s.len() * 4),
+    ]);
+    let f = match arch {
+        Arch::Gfx942 => emu_quant_per_token_group_gfx942,
+        Arch::Gfx950 => emu_quant_per_token_group_gfx950,
+    };
+    // SAFETY: buffers sized per the kernel ABI; accesses are range-checked by the emulator.
+    let rc = unsafe {
+        f(x.as_ptr(), q.as_mut_ptr(), s.as_mut_ptr(), to_i32(m, "M")?, to_i32(k, "K")?, fp8_max, to_i32(sm, "stride")?, to_i32(sg, "stride")?, i32::from(opts.ue8m0), grid, 1, 1)
+    };
+    check(rc, QOP)?;
+    Ok(QuantizedTokens { m, k, group: kernels::SCALE_BLOCK, format: opts.format, layout: opts.layout, q, scales: s })
+}
+
+/// `quant_weight_blocks` on `w` [n, k] with 128x128 blocks in `arch`'s flavour.
+pub fn quantize_weight(arch: Arch, w: &[f32], n: usize, k: usize) -> Result<QuantizedWeight> {
+    const QOP: &str = "quant_weight_blocks";
+    if n == 0 || k == 0 || w.len() != n.checked_mul(k).unwrap_or(usize::MAX) {
+        return Err(Error::shape(QOP, format!("w has {} values, expected N*K = {n}*{k} (both >= 1)", w.len())));
+    }
+    let (nb, kb) = (n.div_ceil(128), k.div_ceil(128));
+    let mut q = vec![0xFFu8; n * k];
+    let mut s = vec![f32::NAN; nb * kb];
+    let _reg = Registered::new(&[
+        (w.as_ptr() as *const c_void, w.len() * 4),
+        (q.as_ptr() as *const c_void, q.len()),
+        (s.as_ptr() as *const c_void, s.len() * 4),
+    ]);
+    let f = match arch {
+        Arch::Gfx942 => emu_quant_weight_blocks_gfx942,
+        Arch::Gfx950 => emu_quant_weight_blocks_gfx950,
+    };
+    // SAFETY: as in quantize_tokens.
+    let rc = unsafe { f(w.as_ptr(), q.as_mut_ptr(), s.as_mut_ptr(), to_i32(n, "N")?, to_i32(k, "K")?, grid_u32(kb, QOP)?, grid_u32(nb, QOP)?, 1) };
+    check(rc, QOP)?;
+    Ok(QuantizedWeight { n, k, block: (128, 128), format: arch.fp8(), q, scales: s })
+}
+
+/// `convert_e4m3fn_to_fnuz` in place (a gfx942 kernel), with `grid` workgroups.
+pub fn convert_e4m3fn_to_fnuz(w: &mut [u8], scales: &mut [f32], grid: u32) -> Result<()> {
+    if grid == 0 {
+        return Err(Error::invalid(kernels::CONVERT_E4M3FN_TO_FNUZ, "grid must have at least one workgroup"));
+    }
+    let _reg = Registered::new(&[(w.as_ptr() as *const c_void, w.len()), (scales.as_ptr() as *const c_void, scales.len() * 4)]);
+    // SAFETY: lengths passed match the slices; accesses are range-checked.
+    let rc = unsafe { emu_convert_e4m3fn_to_fnuz_gfx942(w.as_mut_ptr(), w.len() as i64, scales.as_mut_ptr(), scales.len() as i64, grid, 1, 1) };
+    check(rc, kernels::CONVERT_E4M3FN_TO_FNUZ)
+}
+
+/// Arguments of `scale_reduce_<out>` (see kernels::scale_reduce_symbol) over host slices.
+pub struct ScaleReduceArgs<'a> {
+    /// [KB][rows][N] fp32 partial products, `batch_stride` floats apart.
+    pub partial: &'a [f32],
+    pub batch_stride: usize,
+    pub a_scales: &'a [f32],
+    pub as_stride_m: usize,
+    pub as_stride_kb: usize,
+    /// Row-major [ceil(N/128), KB].
+    pub b_scales: &'a [f32],
+    pub m0: usize,
+    pub rows: usize,
+    pub m: usize,
+    pub n: usize,
+    pub kb: usize,
+}
+
+/// Runs `scale_reduce_<out>`; returns the whole [m, n] output with rows m0..m0+rows
+/// written (the others stay NaN).
+pub fn scale_reduce(arch: Arch, out: OutDtype, args: &ScaleReduceArgs) -> Result<Output> {
+    const SOP: &str = "scale_reduce";
+    let a = args;
+    if a.rows == 0 || a.n == 0 || a.kb == 0 || a.m0 + a.rows > a.m {
+        return Err(Error::shape(SOP, format!("rows {}..{} of M={}, N={}, KB={}", a.m0, a.m0 + a.rows, a.m, a.n, a.kb)));
+    }
+    if a.partial.len() < (a.kb - 1) * a.batch_stride + a.rows * a.n || a.b_scales.len() != a.n.div_ceil(128) * a.kb {
+        return Err(Error::shape(SOP, "partial or weight scales too short for rows x N x KB".to_string()));
+    }
+    let last_scale = (a.m0 + a.rows - 1) * a.as_stride_m + (a.kb - 1) * a.as_stride_kb;
+    if last_scale >= a.a_scales.len() {
+        return Err(Error::shape(SOP, format!("activation scales have {} values, the strides reach index {last_scale}", a.a_scales.len())));
+    }
+    let mut c = vec![0xFFu8; a.m * a.n * out.bytes()];
+    let _reg = Registered::new(&[
+        (a.partial.as_ptr() as *const c_void, a.partial.len() * 4),
+        (a.a_scales.as_ptr() as *const c_void, a.a_scales.len() * 4),
+        (a.b_scales.as_ptr() as *const c_void, a.b_scales.len() * 4),
+        (c.as_ptr() as *const c_void, c.len()),
+    ]);
+    let f: ScaleReduceFn = match (arch, out) {
+        (Arch::Gfx942, OutDtype::Bf16) => emu_scale_reduce_bf16_gfx942,
+        (Arch::Gfx942, OutDtype::F16) => emu_scale_reduce_f16_gfx942,
+        (Arch::Gfx942, OutDtype::F32) => emu_scale_reduce_f32_gfx942,
+        (Arch::Gfx950, OutDtype::Bf16) => emu_scale_reduce_bf16_gfx950,
+        (Arch::Gfx950, OutDtype::F16) => emu_scale_reduce_f16_gfx950,
+        (Arch::Gfx950, OutDtype::F32) => emu_scale_reduce_f32_gfx950,
+    };
+    let grid = grid_u32((a.rows * a.n).div_ceil(256), SOP)?;
+    // SAFETY: lengths checked above; accesses are range-checked by the emulator.
+    let rc = unsafe {
+        f(
+            a.partial.as_ptr(),
+            a.batch_stride as i64,
+            a.a_scales.as_ptr(),
+            a.b_scales.as_ptr(),
+            c.as_mut_ptr() as *mut c_void,
+            to_i32(a.m0, "m0")?,
+            to_i32(a.rows, "rows")?,
+            to_i32(a.n, "N")?,
+            to_i32(a.kb, "KB")?,
+            to_i32(a.as_stride_m, "stride")?,
+            to_i32(a.as_stride_kb, "stride")?,
+            grid,
+            1,
+            1,
+        )
+    };
+    check(rc, kernels::scale_reduce_symbol(out))?;
+    Ok(bytes_to_output(out, &c))
+}
+
+/// One emulated MFMA on explicit lane operands: `shape` 32 (32x32x16, 16 accumulator
+/// floats per lane) or 16 (16x16x32, 4 per lane); `c` is lane-major (lane * acc + r).
+pub fn mfma_lanes(arch: Arch, shape: u32, a: &[u64; 64], b: &[u64; 64], c: &[f32]) -> Result<Vec<f32>> {
+    let acc = match shape {
+        32 => 16,
+        16 => 4,
+        _ => return Err(Error::invalid(OP, format!("MFMA shape {shape} (expected 16 or 32)"))),
+    };
+    if c.len() != 64 * acc {
+        return Err(Error::shape(OP, format!("accumulator has {} floats, expected {}", c.len(), 64 * acc)));
+    }
+    let mut d = vec![0.0f32; 64 * acc];
+    // SAFETY: a, b have 64 lanes; c, d have 64 * acc floats.
+    let rc = unsafe { emu_mfma_lanes(shape as i32, arch.flavour(), a.as_ptr(), b.as_ptr(), c.as_ptr(), d.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(Error::invalid(OP, "emu_mfma_lanes rejected its arguments"));
+    }
+    Ok(d)
+}
+
+/// The emulated `v_cvt_pk_fp8_f32` (round to nearest even, NaN beyond the finite max).
+pub fn cvt_pk_fp8_f32(arch: Arch, a: f32, b: f32, old: u32, word_sel: bool) -> u32 {
+    // SAFETY: pure function.
+    unsafe { emu_cvt_pk_fp8_f32(arch.flavour(), a, b, old as i32, i32::from(word_sel)) as u32 }
+}
+
+/// The emulated `v_cvt_f32_fp8` of byte `byte_sel` of `src`.
+pub fn cvt_f32_fp8(arch: Arch, src: u32, byte_sel: u32) -> f32 {
+    // SAFETY: pure function.
+    unsafe { emu_cvt_f32_fp8(arch.flavour(), src as i32, byte_sel as i32) }
+}
+
+/// The GEMM kernels the emulation library carries.
+pub fn emulated_gemm_kernels() -> Vec<GemmKernel> {
+    kernels::gemm_kernels().into_iter().filter(|k| k.emulated).collect()
+}

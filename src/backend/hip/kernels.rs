@@ -1,0 +1,188 @@
+//! The HIP kernels this build carries: one raw code object per AMD architecture (from
+//! `hip/*.hip`, compiled by `hip/build_hip.rs`), the GEMM instantiations inside them, and
+//! the symbol names of the other kernels. The kernel ABI (arguments, grid, block) is in
+//! the doc of each constant and in the header comment of each `hip/<op>.hip`.
+//!
+//! GEMM symbol rule: `gemm_block_fp8_<tag>_<out>`, tag = [`kernel_tag`], e.g.
+//! `gemm_block_fp8_m64n128k128g8w4s2i32_bf16`.
+
+use crate::config::KernelConfig;
+use crate::gemm::OutDtype;
+
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/hip_kernels.rs"));
+}
+
+/// Scale block the GPU kernels support: (128, 128) weights, 1 x 128 activations.
+pub const SCALE_BLOCK: usize = 128;
+
+/// `quant_per_token_group(const float* x, uint8_t* q, float* s, int M, int K, float fp8_max,
+/// int s_stride_m, int s_stride_g, int ue8m0)`: block 256 (4 groups of 128, one wave each),
+/// grid.x = ceil(M * ceil(K/128) / 4).
+pub const QUANT_PER_TOKEN_GROUP: &str = "quant_per_token_group";
+/// `quant_weight_blocks(const float* w, uint8_t* q, float* s, int N, int K)`: block 256,
+/// grid (ceil(K/128), ceil(N/128)).
+pub const QUANT_WEIGHT_BLOCKS: &str = "quant_weight_blocks";
+/// `convert_e4m3fn_to_fnuz(uint8_t* w, long long n_bytes, float* s, long long n_scales)`:
+/// block 256, any grid (grid-stride loops).
+pub const CONVERT_E4M3FN_TO_FNUZ: &str = "convert_e4m3fn_to_fnuz";
+/// Threads per workgroup of the quantization, conversion and scale_reduce kernels.
+pub const AUX_THREADS: u32 = 256;
+/// Token groups per workgroup of `quant_per_token_group`.
+pub const QUANT_GROUPS_PER_BLOCK: u32 = 4;
+
+/// `scale_reduce_<out>(const float* partial, long long batch_stride, const float* a_scales,
+/// const float* b_scales, void* c, int m0, int rows, int N, int KB, int as_stride_m,
+/// int as_stride_kb)`: block 256, grid.x = ceil(rows*N/256).
+pub fn scale_reduce_symbol(out: OutDtype) -> &'static str {
+    match out {
+        OutDtype::Bf16 => "scale_reduce_bf16",
+        OutDtype::F16 => "scale_reduce_f16",
+        OutDtype::F32 => "scale_reduce_f32",
+    }
+}
+
+/// The raw ELF code object for `arch` ("gfx942", "gfx950"), if this build compiled it.
+pub fn code_object(arch: &str) -> Option<&'static [u8]> {
+    generated::CODE_OBJECTS.iter().find(|(a, _)| *a == arch).map(|(_, co)| *co)
+}
+
+/// Architectures this build has code objects for.
+pub fn compiled_archs() -> Vec<&'static str> {
+    generated::CODE_OBJECTS.iter().map(|(a, _)| *a).collect()
+}
+
+/// The compiler's resource report (one line per architecture and kernel).
+pub fn resource_report() -> &'static str {
+    generated::RESOURCE_REPORT
+}
+
+/// One compiled GEMM instantiation and how to launch it: block.x = `threads`,
+/// grid.x = [`GemmKernel::grid_x`], static LDS only (no dynamic shared memory).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GemmKernel {
+    pub block_m: u32,
+    pub block_n: u32,
+    pub block_k: u32,
+    pub group_m: u32,
+    pub num_warps: u32,
+    pub num_stages: u32,
+    /// 32: v_mfma_f32_32x32x16_fp8_fp8, 16: v_mfma_f32_16x16x32_fp8_fp8.
+    pub mfma_nonkdim: u32,
+    pub out: OutDtype,
+    pub symbol: &'static str,
+    pub threads: u32,
+    /// Static LDS of the kernel: stages * (BLOCK_M + BLOCK_N) * BLOCK_K bytes.
+    pub lds_bytes: u32,
+    /// Whether the host emulation library has this instantiation (src/backend/hip/emulator.rs).
+    pub emulated: bool,
+}
+
+impl GemmKernel {
+    /// grid.x for an M x N output (tiles; the kernel maps them in GROUP_SIZE_M order).
+    pub fn grid_x(&self, m: usize, n: usize) -> u32 {
+        (m.div_ceil(self.block_m as usize) * n.div_ceil(self.block_n as usize)) as u32
+    }
+
+    /// The config this kernel implements, with every AMD key explicit.
+    pub fn config(&self) -> KernelConfig {
+        KernelConfig {
+            block_m: self.block_m,
+            block_n: self.block_n,
+            block_k: self.block_k,
+            group_m: self.group_m,
+            num_warps: self.num_warps,
+            num_stages: Some(self.num_stages),
+            matrix_instr_nonkdim: Some(self.mfma_nonkdim),
+            kpack: None,
+            waves_per_eu: None,
+            extra: Default::default(),
+        }
+    }
+}
+
+fn out_dtype(name: &str) -> OutDtype {
+    match name {
+        "bf16" => OutDtype::Bf16,
+        "f16" => OutDtype::F16,
+        _ => OutDtype::F32,
+    }
+}
+
+/// Every GEMM instantiation in the code objects (the default set for bf16, f16 and f32,
+/// plus the bf16 tuning candidates with feature `tuning-full`).
+pub fn gemm_kernels() -> Vec<GemmKernel> {
+    generated::GEMM_INSTANCES
+        .iter()
+        .map(|&(symbol, bm, bn, bk, g, w, s, i, out, emulated)| GemmKernel {
+            block_m: bm,
+            block_n: bn,
+            block_k: bk,
+            group_m: g,
+            num_warps: w,
+            num_stages: s,
+            mfma_nonkdim: i,
+            out: out_dtype(out),
+            symbol,
+            threads: w * 64,
+            lds_bytes: s * (bm + bn) * bk,
+            emulated,
+        })
+        .collect()
+}
+
+/// Whether `num_warps` waves can split a BM x BN tile into whole nonkdim x nonkdim MFMA
+/// tiles (the kernel's static_assert).
+fn waves_tile(bm: u32, bn: u32, warps: u32, nonkdim: u32) -> bool {
+    (0..4).map(|p| 1u32 << p).filter(|wn| *wn <= warps).any(|wn| {
+        let wm = warps / wn;
+        wm * wn == warps && bn % (wn * nonkdim) == 0 && bm % (wm * nonkdim) == 0
+    })
+}
+
+/// The MFMA shape a config runs on: its `matrix_instr_nonkdim`, or (key absent) 32 where
+/// the waves can tile with 32x32 MFMAs, else 16.
+pub fn mfma_nonkdim(cfg: &KernelConfig) -> u32 {
+    cfg.matrix_instr_nonkdim.unwrap_or_else(|| if waves_tile(cfg.block_m, cfg.block_n, cfg.num_warps, 32) { 32 } else { 16 })
+}
+
+/// `m{BM}n{BN}k{BK}g{G}w{W}s{S}i{I}`; absent `num_stages` counts as 2 (Triton's AMD
+/// default, and what MI300X files that omit it were tuned with), absent
+/// `matrix_instr_nonkdim` as in [`mfma_nonkdim`]. `kpack` and `waves_per_eu` do not
+/// change the kernel.
+pub fn kernel_tag(cfg: &KernelConfig) -> String {
+    format!(
+        "m{}n{}k{}g{}w{}s{}i{}",
+        cfg.block_m,
+        cfg.block_n,
+        cfg.block_k,
+        cfg.group_m,
+        cfg.num_warps,
+        cfg.num_stages.unwrap_or(2),
+        mfma_nonkdim(cfg)
+    )
+}
+
+/// The compiled kernel for `cfg` and `out`, if this build has it.
+pub fn find_gemm(cfg: &KernelConfig, out: OutDtype) -> Option<GemmKernel> {
+    let symbol = format!("gemm_block_fp8_{}_{}", kernel_tag(cfg), out.name());
+    gemm_kernels().into_iter().find(|k| k.symbol == symbol)
+}
+
+/// The kernel's default config (used when no tuned file matches and the vendor path is
+/// unavailable): vLLM's default tile 64 x 128 x 128, 4 waves, double-buffered LDS, on
+/// 32x32x16 MFMAs, GROUP_SIZE_M 8.
+pub fn default_gemm_config() -> KernelConfig {
+    KernelConfig {
+        block_m: 64,
+        block_n: 128,
+        block_k: 128,
+        group_m: 8,
+        num_warps: 4,
+        num_stages: Some(2),
+        matrix_instr_nonkdim: Some(32),
+        kpack: None,
+        waves_per_eu: None,
+        extra: Default::default(),
+    }
+}

@@ -1,0 +1,301 @@
+//! The HIP kernels of hip/ executed on the CPU through the emulation layer (hip/emu):
+//! the MFMA emulation itself against a plain matrix product and AMD's documented lane
+//! positions, then the quantization kernels bit-exact against the CPU reference, the
+//! GEMM kernels against a float64 reference, scale_reduce and the fnuz conversion.
+//! No AMD GPU is involved: this proves the kernels' logic, not their speed.
+#![cfg(feature = "rocm")]
+
+mod common;
+
+use blockfp8::backend::hip::emulator::{self, Arch, ScaleReduceArgs};
+use blockfp8::backend::hip::kernels::{self, GemmKernel};
+use blockfp8::gemm::{GemmProblem, OutDtype};
+use blockfp8::quant::{quantize_per_token_group, quantize_weight_blocks, ScaleLayout, TokenQuantOptions};
+use blockfp8::Fp8Format;
+use common::*;
+
+/// A random fp8 byte that is not NaN in `format`.
+fn finite_byte(rng: &mut Rng, format: Fp8Format) -> u8 {
+    loop {
+        let b = rng.byte();
+        if !decode_fp8_f64(format, b).is_nan() {
+            return b;
+        }
+    }
+}
+
+/// Operands of one MFMA packed from A [rows][kdim] and B [kdim][cols] by the documented
+/// layout, written here from (row, k) to (lane, byte): lane = row + rows * (k / 8).
+fn pack(shape: usize, a: &[Vec<u8>], b: &[Vec<u8>]) -> ([u64; 64], [u64; 64]) {
+    let kdim = if shape == 32 { 16 } else { 32 };
+    let (mut la, mut lb) = ([0u64; 64], [0u64; 64]);
+    for row in 0..shape {
+        for k in 0..kdim {
+            let lane = row + shape * (k / 8);
+            la[lane] |= (a[row][k] as u64) << (8 * (k % 8));
+            lb[lane] |= (b[k][row] as u64) << (8 * (k % 8));
+        }
+    }
+    (la, lb)
+}
+
+/// (lane, register) holding D[i][j], inverted from the documented accumulator layout.
+fn d_position(shape: usize, i: usize, j: usize) -> (usize, usize) {
+    if shape == 32 {
+        (j + 32 * ((i / 4) % 2), 4 * (i / 8) + i % 4)
+    } else {
+        (j + 16 * (i / 4), i % 4)
+    }
+}
+
+#[test]
+fn mfma_emulation_equals_matrix_product() {
+    for arch in Arch::ALL {
+        let fmt = arch.fp8();
+        for shape in [32usize, 16] {
+            let (kdim, acc) = if shape == 32 { (16, 16) } else { (32, 4) };
+            let mut rng = Rng::new(shape as u64 * 7 + arch as u64);
+            let a: Vec<Vec<u8>> = (0..shape).map(|_| (0..kdim).map(|_| finite_byte(&mut rng, fmt)).collect()).collect();
+            let b: Vec<Vec<u8>> = (0..kdim).map(|_| (0..shape).map(|_| finite_byte(&mut rng, fmt)).collect()).collect();
+            let c: Vec<f32> = (0..64 * acc).map(|_| rng.range(-100.0, 100.0) as f32).collect();
+            let (la, lb) = pack(shape, &a, &b);
+            let d = emulator::mfma_lanes(arch, shape as u32, &la, &lb, &c).unwrap();
+            for i in 0..shape {
+                for j in 0..shape {
+                    let (lane, r) = d_position(shape, i, j);
+                    let dot: f64 = (0..kdim).map(|k| decode_fp8_f64(fmt, a[i][k]) * decode_fp8_f64(fmt, b[k][j])).sum();
+                    let want = c[lane * acc + r] as f64 + dot;
+                    let got = d[lane * acc + r] as f64;
+                    assert!((got - want).abs() <= 1e-6 * want.abs().max(1.0), "{arch:?} {shape}x{shape}: D[{i}][{j}] = {got}, want {want}");
+                }
+            }
+        }
+    }
+}
+
+/// One nonzero A byte and one nonzero B byte at explicit (lane, byte) positions; returns
+/// the (lane, register) positions of D that are nonzero.
+fn single_product(arch: Arch, shape: u32, a_at: (usize, usize), b_at: (usize, usize)) -> Vec<(usize, usize)> {
+    let one = arch.fp8().encode(1.0);
+    let (mut la, mut lb) = ([0u64; 64], [0u64; 64]);
+    la[a_at.0] |= (one as u64) << (8 * a_at.1);
+    lb[b_at.0] |= (one as u64) << (8 * b_at.1);
+    let acc = if shape == 32 { 16 } else { 4 };
+    let d = emulator::mfma_lanes(arch, shape, &la, &lb, &vec![0.0; 64 * acc]).unwrap();
+    (0..64 * acc).filter(|&x| d[x] != 0.0).map(|x| (x / acc, x % acc)).collect()
+}
+
+/// The spot checks read from AMD's matrix instruction calculator (shared/docs/amd-rocm.md).
+#[test]
+fn mfma_emulation_matches_documented_lane_positions() {
+    for arch in Arch::ALL {
+        // 32x32x16: A[5][11] = lane 37 bits 31:24 (byte 3); B[11][7] = lane 39 byte 3;
+        // their product lands in D[5][7]: register 1 of lane 39.
+        assert_eq!(single_product(arch, 32, (37, 3), (39, 3)), vec![(39, 1)]);
+        // D[13][7] is register 5 of lane 39: A[13][0] (lane 13 byte 0) x B[0][7] (lane 7).
+        assert_eq!(single_product(arch, 32, (13, 0), (7, 0)), vec![(39, 5)]);
+        // D[30][3] is register 14 of lane 35.
+        assert_eq!(single_product(arch, 32, (30, 0), (3, 0)), vec![(35, 14)]);
+        // 16x16x32: A[5][27] = lane 53 byte 3, times B[27][9] (lane 57 byte 3) -> D[5][9]:
+        // register 1 of lane 25.
+        assert_eq!(single_product(arch, 16, (53, 3), (57, 3)), vec![(25, 1)]);
+        // A[0][4] = lane 0, second VGPR bits 7:0 (byte 4) x B[4][0] -> D[0][0]: lane 0 reg 0.
+        assert_eq!(single_product(arch, 16, (0, 4), (0, 4)), vec![(0, 0)]);
+        // B[19][9] = lane 41 (byte 3) x A[2][19] (lane 34 byte 3) -> D[2][9]: lane 9 reg 2.
+        assert_eq!(single_product(arch, 16, (34, 3), (41, 3)), vec![(9, 2)]);
+        // D[13][7] = register 1 of lane 55; D[6][15] = register 2 of lane 31.
+        assert_eq!(single_product(arch, 16, (13, 0), (7, 0)), vec![(55, 1)]);
+        assert_eq!(single_product(arch, 16, (6, 0), (15, 0)), vec![(31, 2)]);
+    }
+}
+
+#[test]
+fn emulated_conversions_round_like_the_reference_and_overflow_to_nan() {
+    for arch in Arch::ALL {
+        let fmt = arch.fp8();
+        let max = fmt.max_finite();
+        let mut rng = Rng::new(99);
+        for _ in 0..20000 {
+            let x = (rng.normal() * 2f64.powf(rng.range(-12.0, 8.0))) as f32;
+            if x.abs() > max {
+                continue;
+            }
+            let got = emulator::cvt_pk_fp8_f32(arch, x, -x, 0xAABB_CCDD, false);
+            assert_eq!(got & 0xFF, fmt.encode(x) as u32, "{arch:?} cvt({x})");
+            assert_eq!((got >> 8) & 0xFF, fmt.encode(-x) as u32, "{arch:?} cvt({})", -x);
+            assert_eq!(got >> 16, 0xAABB, "{arch:?}: word_sel=false keeps the high half of old");
+        }
+        let hi = emulator::cvt_pk_fp8_f32(arch, 1.0, 2.0, 0x1234_5678, true);
+        assert_eq!(hi & 0xFFFF, 0x5678);
+        assert_eq!(hi >> 16, fmt.encode(1.0) as u32 | (fmt.encode(2.0) as u32) << 8);
+        // Without the kernels' clamp, overflow is NaN (so a missing clamp shows in tests).
+        let over = emulator::cvt_pk_fp8_f32(arch, max * 1.2, -max * 4.0, 0, false);
+        assert!(decode_fp8_f64(fmt, over as u8).is_nan() && decode_fp8_f64(fmt, (over >> 8) as u8).is_nan(), "{arch:?}: {over:#x}");
+        for byte in 0..=255u8 {
+            let src = (byte as u32) << 16;
+            let got = emulator::cvt_f32_fp8(arch, src, 2) as f64;
+            let want = decode_fp8_f64(fmt, byte);
+            assert!(got == want || (got.is_nan() && want.is_nan()), "{arch:?} decode {byte:#x}: {got} vs {want}");
+        }
+    }
+}
+
+#[test]
+fn token_quant_kernel_is_bit_exact_with_the_cpu_reference() {
+    for arch in Arch::ALL {
+        for (m, k) in [(1usize, 200usize), (17, 1280), (100, 200), (5, 64)] {
+            for layout in [ScaleLayout::RowMajor, ScaleLayout::ColumnMajor] {
+                for ue8m0 in [false, true] {
+                    let x = random_activations(m, k, (m * 31 + k) as u64);
+                    let mut opts = TokenQuantOptions::new(arch.fp8());
+                    opts.layout = layout;
+                    opts.ue8m0 = ue8m0;
+                    let want = quantize_per_token_group(&x, m, k, &opts).unwrap();
+                    let got = emulator::quantize_tokens(arch, &x, m, k, &opts).unwrap();
+                    let what = format!("{arch:?} M={m} K={k} {layout:?} ue8m0={ue8m0}");
+                    assert_eq!(got.q, want.q, "{what}: fp8 bytes");
+                    assert_eq!(bits(&got.scales), bits(&want.scales), "{what}: scales");
+                }
+            }
+        }
+        // An explicit fp8 max (vLLM's 224 is the fnuz default; 448 / 240 = the format max).
+        let x = random_activations(9, 300, 5);
+        let mut opts = TokenQuantOptions::new(arch.fp8());
+        opts.fp8_max = Some(arch.fp8().max_finite());
+        let want = quantize_per_token_group(&x, 9, 300, &opts).unwrap();
+        let got = emulator::quantize_tokens(arch, &x, 9, 300, &opts).unwrap();
+        assert_eq!((got.q, bits(&got.scales)), (want.q, bits(&want.scales)), "{arch:?} fp8_max = format max");
+    }
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn weight_quant_kernel_is_bit_exact_with_the_cpu_reference() {
+    for arch in Arch::ALL {
+        for (n, k) in [(129usize, 200usize), (576, 1280), (1, 1), (130, 127)] {
+            let w = random_weights(n, k, (n + 3 * k) as u64);
+            let want = quantize_weight_blocks(&w, n, k, (128, 128), arch.fp8()).unwrap();
+            let got = emulator::quantize_weight(arch, &w, n, k).unwrap();
+            assert_eq!(got.q, want.q, "{arch:?} N={n} K={k}: fp8 bytes");
+            assert_eq!(bits(&got.scales), bits(&want.scales), "{arch:?} N={n} K={k}: scales");
+        }
+    }
+}
+
+fn kernel(tag: &str, out: OutDtype) -> GemmKernel {
+    let symbol = format!("gemm_block_fp8_{tag}_{}", out.name());
+    emulator::emulated_gemm_kernels().into_iter().find(|k| k.symbol == symbol).unwrap_or_else(|| panic!("{symbol} not emulated"))
+}
+
+fn check_gemm(arch: Arch, k: &GemmKernel, p: &GemmProblem, misalign: bool) {
+    let reference = reference_gemm_f64(p);
+    let out = emulator::gemm(arch, k, p, misalign).unwrap_or_else(|e| panic!("{}: {e}", k.symbol));
+    let s = p.shape;
+    let what = format!("{arch:?} {} M={} N={} K={} {:?} misalign={misalign}", k.symbol, s.m, s.n, s.k, p.a_scales.layout);
+    assert_output_close(&out, k.out, &reference, calc_diff_bound(k.out), &what);
+}
+
+/// The default config over every ragged shape of the acceptance list, both flavours.
+#[test]
+fn default_gemm_kernel_matches_reference_on_ragged_shapes() {
+    let tag = kernels::kernel_tag(&kernels::default_gemm_config());
+    for arch in Arch::ALL {
+        let k = kernel(&tag, OutDtype::Bf16);
+        for m in [1usize, 17, 100] {
+            for n in [576usize, 129] {
+                for kk in [1280usize, 200] {
+                    let layout = if (m + n) % 2 == 0 { ScaleLayout::RowMajor } else { ScaleLayout::ColumnMajor };
+                    let q = random_quantized_problem(m, n, kk, arch.fp8(), layout, (m * n + kk) as u64);
+                    check_gemm(arch, &k, &q.problem_with_out(OutDtype::Bf16), false);
+                }
+            }
+        }
+    }
+}
+
+/// Every other emulated config (32x32 and 16x16 MFMA, BLOCK_K 64, one LDS stage), every
+/// output dtype, both scale layouts, the byte-load path.
+#[test]
+fn every_emulated_gemm_config_matches_reference() {
+    let shapes = [(1usize, 576usize, 1280usize), (17, 129, 200), (100, 129, 1280), (33, 257, 136)];
+    let mut case = 0usize;
+    for arch in Arch::ALL {
+        for k in emulator::emulated_gemm_kernels() {
+            let (m, n, kk) = shapes[case % shapes.len()];
+            let layout = if case % 3 == 0 { ScaleLayout::ColumnMajor } else { ScaleLayout::RowMajor };
+            let q = random_quantized_problem(m, n, kk, arch.fp8(), layout, case as u64);
+            check_gemm(arch, &k, &q.problem_with_out(k.out), case % 4 == 1);
+            case += 1;
+        }
+    }
+}
+
+#[test]
+fn gemm_rejects_mismatched_flavour_and_dtype() {
+    let k = kernel(&kernels::kernel_tag(&kernels::default_gemm_config()), OutDtype::Bf16);
+    let q = random_quantized_problem(4, 128, 128, Fp8Format::E4m3fn, ScaleLayout::RowMajor, 1);
+    assert!(emulator::gemm(Arch::Gfx942, &k, &q.problem_with_out(OutDtype::Bf16), false).is_err(), "OCP data on gfx942");
+    assert!(emulator::gemm(Arch::Gfx950, &k, &q.problem_with_out(OutDtype::F32), false).is_err(), "f32 problem, bf16 kernel");
+    assert!(emulator::gemm(Arch::Gfx950, &k, &q.problem_with_out(OutDtype::Bf16), false).is_ok());
+    assert!("sm_90".parse::<Arch>().is_err());
+}
+
+#[test]
+fn scale_reduce_kernel_applies_block_scales() {
+    // Partial per-K-block products of rows m0..m0+rows as rocBLAS would produce them.
+    for arch in Arch::ALL {
+        let (m, n, k) = (37usize, 300usize, 400usize);
+        let q = random_quantized_problem(m, n, k, arch.fp8(), ScaleLayout::ColumnMajor, 11);
+        let p = q.problem();
+        let kb = k.div_ceil(128);
+        let (m0, rows) = (8usize, 20usize);
+        let batch_stride = rows * n + 5;
+        let mut partial = vec![0.0f32; kb * batch_stride];
+        for b in 0..kb {
+            for i in 0..rows {
+                for j in 0..n {
+                    let dot: f64 = (b * 128..((b + 1) * 128).min(k))
+                        .map(|x| decode_fp8_f64(p.shape.format, p.a[(m0 + i) * k + x]) * decode_fp8_f64(p.shape.format, p.b[j * k + x]))
+                        .sum();
+                    partial[b * batch_stride + i * n + j] = dot as f32;
+                }
+            }
+        }
+        let reference = reference_gemm_f64(&p);
+        for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
+            let args = ScaleReduceArgs {
+                partial: &partial,
+                batch_stride,
+                a_scales: p.a_scales.data,
+                as_stride_m: 1,
+                as_stride_kb: p.shape.padded_m(),
+                b_scales: p.b_scales,
+                m0,
+                rows,
+                m,
+                n,
+                kb,
+            };
+            let c = emulator::scale_reduce(arch, out, &args).unwrap().to_f64();
+            assert!(c[..m0 * n].iter().chain(&c[(m0 + rows) * n..]).all(|v| v.is_nan()), "rows outside the chunk are untouched");
+            let bound = if out == OutDtype::F32 { 1e-12 } else { 1e-5 };
+            assert_calc_diff_below(&c[m0 * n..(m0 + rows) * n], &reference[m0 * n..(m0 + rows) * n], bound, &format!("{arch:?} scale_reduce {out:?}"));
+        }
+    }
+}
+
+#[test]
+fn fnuz_conversion_kernel_matches_the_cpu_conversion() {
+    let mut rng = Rng::new(3);
+    let mut bytes: Vec<u8> = (0..100_003).map(|_| if rng.below(5) == 0 { 0x80 } else { rng.byte() }).collect();
+    let mut scales: Vec<f32> = (0..777).map(|_| rng.range(1e-4, 1.0) as f32).collect();
+    let (mut want_b, mut want_s) = (bytes.clone(), scales.clone());
+    blockfp8::formats::convert_e4m3fn_to_fnuz(&mut want_b, &mut want_s).unwrap();
+    // A small grid, so the grid-stride loops take many trips.
+    emulator::convert_e4m3fn_to_fnuz(&mut bytes, &mut scales, 3).unwrap();
+    assert_eq!(bytes, want_b);
+    assert_eq!(bits(&scales), bits(&want_s));
+}
