@@ -11,27 +11,23 @@ fn plot_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::io(format!("drawing {}", path.display()), std::io::Error::other(e.to_string()))
 }
 
-/// One line of the plot: label, colour index (per (N, K)), implementation, (M, TFLOPS).
+/// One line of the plot: label, colour index, implementation, (M, TFLOPS).
 type Series = (String, usize, Implementation, Vec<(f64, f64)>);
 
-/// Writes the plot to `path` (log-scale M axis; marker shape per implementation, colour per
-/// (N, K)). Shapes with a single M still get a point.
+/// Writes the plot to `path` (log-scale M axis; one colour per line, marker shape per
+/// implementation: circle tuned, triangle kernel default, cross vendor). Shapes with a
+/// single M still get a point.
 pub fn plot_svg(r: &BenchReport, path: &Path) -> Result<()> {
     let mut series: Vec<Series> = Vec::new();
-    let mut shapes: Vec<(usize, usize)> = Vec::new();
     for s in &r.shapes {
-        let color_idx = match shapes.iter().position(|x| *x == (s.n, s.k)) {
-            Some(i) => i,
-            None => {
-                shapes.push((s.n, s.k));
-                shapes.len() - 1
-            }
-        };
         for m in &s.measurements {
             let name = format!("N={} K={} {}", s.n, s.k, m.implementation.label());
             match series.iter_mut().find(|x| x.0 == name) {
                 Some(x) => x.3.push((s.m as f64, m.tflops)),
-                None => series.push((name, color_idx, m.implementation, vec![(s.m as f64, m.tflops)])),
+                None => {
+                    let color = series.len();
+                    series.push((name, color, m.implementation, vec![(s.m as f64, m.tflops)]));
+                }
             }
         }
     }
