@@ -461,11 +461,25 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     // of a library reading the file takes the vendor path.
     let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None });
     let dir = tmp.path().join("c");
-    let t = FakeTiming { forced: [("vendor".to_string(), 1e-9)].into(), ..Default::default() };
-    let r = tune::tune_with(std::slice::from_ref(&vendor), &opts(shapes, &dir, &[1, 16]), &t).unwrap();
+    let runner_up = CpuBackend::new().candidate_configs()[7].clone();
+    let t = FakeTiming { forced: [("vendor".to_string(), 1e-9), (runner_up.short(), 2e-9)].into(), ..Default::default() };
+    let r = tune::tune_with(std::slice::from_ref(&vendor), &opts(shapes.clone(), &dir, &[1, 16]), &t).unwrap();
     for rec in &r.records {
         assert_eq!((rec.choice, rec.default_path), (Choice::Vendor, Choice::Vendor));
         assert_eq!(rec.config.extra.get(PATH_KEY).and_then(|v| v.as_str()), Some("vendor"));
+        // Loaders that ignore the key run the fastest kernel config.
+        let mut kernel_fields = rec.config.clone();
+        kernel_fields.extra.remove(PATH_KEY);
+        assert_eq!(kernel_fields, runner_up);
+    }
+    // For files vLLM will load: no vendor entries, no unknown keys; the entry replaces the
+    // kernel default, and the vendor time is still reported.
+    let mut compat = opts(shapes.clone(), &tmp.path().join("d"), &[1, 16]);
+    compat.vendor_entries = false;
+    let r = tune::tune_with(std::slice::from_ref(&vendor), &compat, &t).unwrap();
+    for rec in &r.records {
+        assert_eq!((rec.choice, rec.default_path, &rec.config), (Choice::Tuned, Choice::KernelDefault, &runner_up));
+        assert!(rec.config.extra.is_empty() && rec.vendor_time_us.is_some());
     }
     let lib = Arc::new(Library::new(vec![dir], false, false));
     let gemm = BlockScaledGemm::new(vendor, lib);

@@ -51,6 +51,9 @@ pub struct ItemSettings {
     /// Multiply-adds below which the reference covers the whole output.
     pub full_reference_macs: f64,
     pub seed: u64,
+    /// Let the vendor path win an entry (recorded with `PATH_KEY: "vendor"`). Off: only
+    /// kernel configs are written, as vLLM's Triton launch rejects unknown keys.
+    pub vendor_entries: bool,
 }
 
 /// Kernel configs of `backend` that can run `shape`, and the ones filtered out with why.
@@ -150,14 +153,15 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
         }
     }
     let [vendor_time, kernel_default_time] = default_times;
-    // Without a tuned file the plan takes the vendor path when it can run the shape.
-    let (default_path, default_time) = match (backend.supports(&shape, &GemmPath::Vendor).is_ok(), vendor_time, kernel_default_time) {
+    // The path an entry replaces: without a tuned file the plan takes the vendor path when
+    // it can run the shape; files that must not name the vendor path replace the kernel default.
+    let vendor_ok = s.vendor_entries && backend.supports(&shape, &GemmPath::Vendor).is_ok();
+    let (default_path, default_time) = match (vendor_ok, vendor_time, kernel_default_time) {
         (true, Some(v), _) => (Choice::Vendor, v),
         (_, _, Some(d)) => (Choice::KernelDefault, d),
-        (_, Some(v), None) => (Choice::Vendor, v),
-        (_, None, None) => {
+        _ => {
             let why = rejected.iter().map(|r| format!("{}: {}", r.config, r.reason)).collect::<Vec<_>>().join("; ");
-            return Err(Error::Unsupported { path: "default paths".into(), reason: format!("{what}: neither the vendor nor the kernel default path ran correctly ({why})") });
+            return Err(Error::Unsupported { path: "default paths".into(), reason: format!("{what}: no default path ran correctly ({why})") });
         }
     };
 
@@ -175,16 +179,21 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     }
 
     // Fastest correct contender; on equal times the earlier (default paths first) stays.
-    let mut best = 0;
-    for (i, c) in contenders.iter().enumerate() {
-        if c.time < contenders[best].time {
-            best = i;
+    let eligible = |c: &Contender| s.vendor_entries || c.choice != Choice::Vendor;
+    let fastest = |keep: &dyn Fn(&Contender) -> bool| {
+        let mut best: Option<usize> = None;
+        for (i, c) in contenders.iter().enumerate() {
+            if keep(c) && best.is_none_or(|b| c.time < contenders[b].time) {
+                best = Some(i);
+            }
         }
-    }
+        best
+    };
+    let default_idx = contenders.iter().position(|c| c.choice == default_path).expect("the default path is a contender");
+    let mut best = fastest(&eligible).unwrap_or(default_idx);
     // The minimum over many noisy candidates is biased low. A fresh timing of the winner
     // and of the default path decides whether the winner replaces the default (a winner
     // that does not beat it again is dropped) and gives the reported, unbiased times.
-    let default_idx = contenders.iter().position(|c| c.choice == default_path).expect("the default path is a contender");
     let (mut time, mut default_time) = (contenders[best].time, default_time);
     if best != default_idx {
         let retime = |c: &Contender| -> Result<Option<f64>> {
@@ -213,8 +222,11 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
         GemmPath::Tuned(cfg) => cfg.clone(),
         GemmPath::KernelDefault => backend.default_config(),
         GemmPath::Vendor => {
-            // The kernel fields stay so vLLM-style loaders still read the entry.
-            let mut cfg = backend.default_config();
+            // Kernel fields for loaders that ignore PATH_KEY: the fastest correct kernel.
+            let mut cfg = match fastest(&|c: &Contender| c.choice != Choice::Vendor).map(|i| &contenders[i].path) {
+                Some(GemmPath::Tuned(c)) => c.clone(),
+                _ => backend.default_config(),
+            };
             cfg.extra.insert(PATH_KEY.into(), serde_json::Value::String("vendor".into()));
             cfg
         }

@@ -89,6 +89,12 @@ pub struct TuneOptions {
     pub progress: bool,
     /// Seed of the random inputs (the same on every worker and shard).
     pub seed: u64,
+    /// Let the vendor path (rocBLAS / cuBLASLt) win an entry; it is then recorded with
+    /// `config::PATH_KEY: "vendor"` next to the fastest kernel's fields. Turn off for files
+    /// that vLLM itself will load: its Triton launch passes every key of an entry to the
+    /// kernel and Triton 3 rejects unknown keyword arguments. Off, entries replace the
+    /// kernel default and only kernel configs are written.
+    pub vendor_entries: bool,
 }
 
 impl TuneOptions {
@@ -106,6 +112,7 @@ impl TuneOptions {
             resume: true,
             progress: true,
             seed: 0x005E_EDB1_0CF8,
+            vendor_entries: true,
         }
     }
 
@@ -117,6 +124,7 @@ impl TuneOptions {
             max_calc_diff: self.max_calc_diff,
             full_reference_macs: self.full_reference_macs,
             seed: self.seed,
+            vendor_entries: self.vendor_entries,
         }
     }
 
