@@ -191,7 +191,7 @@ fn progress_bar(len: usize, done: usize, enabled: bool) -> indicatif::ProgressBa
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(len as u64);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} items, {elapsed} elapsed, ETA {eta} {msg}") {
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} items, {elapsed} elapsed, ETA {eta} {wide_msg}") {
         bar.set_style(style);
     }
     bar.set_position(done as u64);
