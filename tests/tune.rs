@@ -65,6 +65,18 @@ fn deepseek_v3_config_gives_its_layers_and_the_preset_covers_them() {
 }
 
 #[test]
+fn deepseek_v32_indexer_projections_are_included() {
+    let mut cfg: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(model("deepseek-v3")).unwrap()).unwrap();
+    cfg["index_n_heads"] = 64.into();
+    cfg["index_head_dim"] = 128.into();
+    let v32 = nk_set(&tune::shapes_from_model_json(&cfg, 8).unwrap());
+    let v3 = nk_set(&tune::shapes_from_model_config(&model("deepseek-v3"), 8).unwrap());
+    // Replicated indexer wq_b (64 heads x 128 from q_lora 1536) and wk (128 from hidden).
+    let extra: BTreeSet<(usize, usize)> = v32.difference(&v3).copied().collect();
+    assert_eq!(extra, [(8192, 1536), (128, 7168)].into());
+}
+
+#[test]
 fn qwen3_dense_and_moe_configs() {
     // Qwen3-8B: 32 q heads, 8 kv heads of 128; MLP 12288.
     let q = tune::shapes_from_model_config(&model("qwen3-8b-fp8"), 1).unwrap();
