@@ -201,7 +201,8 @@ fn progress_bar(len: usize, done: usize, enabled: bool) -> indicatif::ProgressBa
 }
 
 /// Tunes this shard's items on `backends` (one worker thread per backend; all the same
-/// device model), timing with `measure`. Finished items are journaled one by one, so a
+/// device model; each backend is called only from its worker thread, not the one that
+/// opened it), timing with `measure`. Finished items are journaled one by one, so a
 /// failed or killed run resumes where it stopped; each shape's file is written as soon as
 /// all of its items are done. A worker error stops the run after the items in flight (their
 /// results are kept) and is returned.
