@@ -181,6 +181,8 @@ struct FakeTiming {
     seen: Mutex<BTreeSet<(usize, usize, usize)>>,
     /// Random sleeps to shuffle worker interleavings.
     jitter: bool,
+    /// A fixed sleep per call (a slow device).
+    sleep_ms: u64,
 }
 
 fn label(path: &GemmPath) -> String {
@@ -202,6 +204,7 @@ impl Measure for FakeTiming {
         if self.jitter {
             std::thread::sleep(std::time::Duration::from_micros(fnv(&format!("{n}")) % 300));
         }
+        std::thread::sleep(std::time::Duration::from_millis(self.sleep_ms));
         let l = label(path);
         let t = self.forced.get(&l).copied().unwrap_or_else(|| 1e-5 * (1.0 + (fnv(&format!("{l}/{}/{}/{}", s.n, s.k, s.m)) % 1000) as f64 / 250.0));
         Ok(vec![t * 1.1, t, t * 0.9 + t * 0.1])
@@ -617,4 +620,49 @@ fn a_winner_that_does_not_win_again_is_dropped() {
     let steady = FakeTiming { forced: [(lucky.clone(), 1e-7)].into(), ..Default::default() };
     let r = tune::tune_with(&[cpu()], &opts(vec![tune::parse_shape("256,256").unwrap()], &tmp.path().join("b"), &[1]), &steady).unwrap();
     assert_eq!(r.records[0].config.short(), lucky);
+}
+
+const CHILD_DIR_ENV: &str = "BLOCKFP8_TUNE_TEST_CHILD_DIR";
+
+/// Run only as a child of `a_sigkilled_process_resumes`: a slow tune into the given folder.
+#[test]
+#[ignore = "spawned by a_sigkilled_process_resumes"]
+fn child_slow_tune() {
+    let Ok(dir) = std::env::var(CHILD_DIR_ENV) else { return };
+    let slow = FakeTiming { sleep_ms: 15, ..Default::default() };
+    tune::tune_with(&[cpu()], &opts(small_shapes(), Path::new(&dir), &MS), &slow).unwrap();
+}
+
+#[test]
+fn a_sigkilled_process_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("killed");
+    let o = opts(small_shapes(), &dir, &MS);
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["child_slow_tune", "--exact", "--ignored", "--test-threads=1"])
+        .env(CHILD_DIR_ENV, &dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = || std::fs::read_to_string(o.journal_path()).map(|t| t.lines().count()).unwrap_or(0);
+    let start = std::time::Instant::now();
+    while lines() < 3 {
+        assert!(start.elapsed().as_secs() < 120, "child made no progress");
+        assert!(child.try_wait().unwrap().is_none(), "child finished before it could be killed");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup runs
+    child.wait().unwrap();
+    let done = tune::read_journal(&o.journal_path()).unwrap();
+    assert!(done.len() >= 3 && done.len() < 3 * MS.len(), "{} items done at the kill", done.len());
+
+    let counting = FakeTiming::default();
+    let r = tune::tune_with(&[cpu()], &o, &counting).unwrap();
+    assert_eq!((r.resumed, r.tuned_now), (done.len(), 3 * MS.len() - done.len()));
+    let redone: Vec<_> = done.iter().filter(|d| counting.seen.lock().unwrap().contains(&(d.n, d.k, d.m))).collect();
+    assert!(redone.is_empty(), "measured again after the kill: {redone:?}");
+    let single = tmp.path().join("single");
+    tune::tune_with(&[cpu()], &opts(small_shapes(), &single, &MS), &FakeTiming::default()).unwrap();
+    assert_eq!(config_files(&dir), config_files(&single));
 }
