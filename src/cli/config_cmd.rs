@@ -48,6 +48,8 @@ pub enum ConfigCommand {
     },
     /// Validate every file in a folder; exit 1 if any is bad.
     Check { dir: PathBuf },
+    /// Join the outputs of tuning shards (`blockfp8 tune --shard I/N`) into one folder.
+    Merge(super::perf::MergeArgs),
 }
 
 pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
@@ -82,6 +84,7 @@ pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
                 }
             }
         }
+        ConfigCommand::Merge(args) => super::perf::merge(args),
         ConfigCommand::Check { dir } => {
             let results = config::library::check_dir(&dir);
             let mut bad = 0;

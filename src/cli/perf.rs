@@ -1,21 +1,226 @@
 //! `blockfp8 bench` and `blockfp8 tune` (wired to the library's bench and tune modules).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
-use blockfp8::Result;
+use blockfp8::backend::TimingOptions;
+use blockfp8::bench::{self, BenchOptions, BenchShape};
+use blockfp8::config::Library;
+use blockfp8::tune::{self, OnConflict, Shard, ShapeSpec, TuneOptions};
+use blockfp8::{BackendKind, OutDtype, Result, ScaleLayout};
 
-#[derive(Args, Debug)]
-pub struct BenchArgs {}
-
-#[derive(Args, Debug)]
-pub struct TuneArgs {}
-
-pub fn bench(_a: BenchArgs) -> Result<ExitCode> {
-    Err(blockfp8::Error::invalid("bench", "not available in this build yet"))
+fn parse_layout(s: &str) -> std::result::Result<ScaleLayout, String> {
+    match s {
+        "row" | "row-major" => Ok(ScaleLayout::RowMajor),
+        "col" | "column" | "column-major" => Ok(ScaleLayout::ColumnMajor),
+        _ => Err(format!("{s:?}: expected row-major or column-major")),
+    }
 }
 
-pub fn tune(_a: TuneArgs) -> Result<ExitCode> {
-    Err(blockfp8::Error::invalid("tune", "not available in this build yet"))
+/// Where the shapes come from (any combination; the union is used).
+#[derive(Args, Debug, Clone)]
+pub struct ShapeArgs {
+    /// Built-in model preset: deepseek-v3.
+    #[arg(long)]
+    model: Option<String>,
+    /// Hugging Face config.json of a block-quantized FP8 checkpoint.
+    #[arg(long)]
+    model_config: Option<PathBuf>,
+    /// Tensor-parallel size for --model / --model-config.
+    #[arg(long, default_value_t = 1)]
+    tp_size: usize,
+    /// Explicit weight shape N,K (repeatable).
+    #[arg(long = "shape")]
+    shapes: Vec<String>,
+}
+
+impl ShapeArgs {
+    fn spec(&self) -> ShapeSpec {
+        ShapeSpec { preset: self.model.clone(), model_config: self.model_config.clone(), tp_size: Some(self.tp_size), shapes: self.shapes.clone() }
+    }
+    fn given(&self) -> bool {
+        self.model.is_some() || self.model_config.is_some() || !self.shapes.is_empty()
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    #[command(flatten)]
+    shapes: ShapeArgs,
+    /// Batch sizes (comma-separated); default: the 18-value grid of vLLM's files.
+    #[arg(long, value_delimiter = ',')]
+    batch_size: Vec<usize>,
+    /// Output folder for the config files and the journal.
+    #[arg(long, default_value = ".")]
+    save_path: PathBuf,
+    /// This host's part of the work: I/N, 0-based.
+    #[arg(long, default_value = "0/1")]
+    shard: Shard,
+    /// cpu, cuda or rocm; default: the best compiled-in backend.
+    #[arg(long)]
+    backend: Option<BackendKind>,
+    /// Device ordinals, one worker each (comma-separated); default 0.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    devices: Vec<usize>,
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    #[arg(long, default_value_t = 15)]
+    repeats: usize,
+    /// Start over instead of resuming from the journal.
+    #[arg(long)]
+    fresh: bool,
+    #[arg(long, default_value = "bf16")]
+    out_dtype: OutDtype,
+    #[arg(long, value_parser = parse_layout, default_value = "row-major")]
+    scale_layout: ScaleLayout,
+    /// Reject candidates whose calc_diff against the CPU reference exceeds this.
+    #[arg(long, default_value_t = 1e-4)]
+    max_calc_diff: f64,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    /// Write only kernel configs (no vendor entries with the blockfp8_path key), for files
+    /// vLLM itself loads: its Triton launch rejects unknown keys.
+    #[arg(long)]
+    vllm_compatible: bool,
+}
+
+pub fn tune(a: TuneArgs) -> Result<ExitCode> {
+    let shapes = a.shapes.spec().resolve()?;
+    let kind = match a.backend {
+        Some(k) => k,
+        None => blockfp8::backend::best_available().kind(),
+    };
+    let workers = tune::open_workers(kind, &a.devices)?;
+    let mut o = TuneOptions::new(shapes, a.save_path);
+    if !a.batch_size.is_empty() {
+        o.batch_sizes = a.batch_size;
+    }
+    o.shard = a.shard;
+    o.timing = TimingOptions { warmup: a.warmup, repeats: a.repeats, ..TimingOptions::default() };
+    o.resume = !a.fresh;
+    o.out_dtype = a.out_dtype;
+    o.scale_layout = a.scale_layout;
+    o.max_calc_diff = a.max_calc_diff;
+    o.progress = !a.no_progress;
+    o.vendor_entries = !a.vllm_compatible;
+    let report = tune::tune(&workers, &o)?;
+    print!("{}", tune::render_summary(&report.records));
+    if workers.len() > 1 {
+        print!("\n{}", tune::render_workers(&report.workers));
+    }
+    println!(
+        "\n{} items ({} resumed from {}), {:.1} s; files:",
+        report.records.len(),
+        report.resumed,
+        report.journal.display(),
+        report.wall_seconds
+    );
+    for f in &report.files {
+        println!("  {}", f.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    shapes: ShapeArgs,
+    /// Batch sizes for --model/--model-config/--shape weights (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,8,64,128,1024,4096")]
+    batch_size: Vec<usize>,
+    /// Explicit product M,N,K (repeatable).
+    #[arg(long = "mnk")]
+    mnk: Vec<BenchShape>,
+    #[command(flatten)]
+    backend: super::BackendArgs,
+    /// Tuned configs from this folder first (then $BLOCKFP8_CONFIG_DIR and the shipped ones).
+    #[arg(long)]
+    config_dir: Option<PathBuf>,
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    #[arg(long, default_value_t = 15)]
+    repeats: usize,
+    /// Rounds the repeats are split into, alternating between the paths.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    #[arg(long, default_value = "bf16")]
+    out_dtype: OutDtype,
+    #[arg(long, value_parser = parse_layout, default_value = "row-major")]
+    scale_layout: ScaleLayout,
+    /// Skip the accuracy check against the CPU reference.
+    #[arg(long)]
+    no_check: bool,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+    /// Print CSV instead of tables.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
+    /// Also draw TFLOPS vs M to this SVG file.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+pub fn bench(a: BenchArgs) -> Result<ExitCode> {
+    let backend = a.backend.open()?;
+    let mut shapes = a.mnk.clone();
+    if a.shapes.given() {
+        shapes.extend(bench::shapes_for_weights(&a.shapes.spec().resolve()?, &a.batch_size));
+    }
+    if shapes.is_empty() {
+        shapes = bench::default_shapes(backend.kind());
+    }
+    let mut o = BenchOptions::new(shapes);
+    o.timing = TimingOptions { warmup: a.warmup, repeats: a.repeats, ..TimingOptions::default() };
+    o.out_dtype = a.out_dtype;
+    o.scale_layout = a.scale_layout;
+    o.rounds = a.rounds;
+    o.check_accuracy = !a.no_check;
+    let lib = match a.config_dir {
+        Some(d) => Library::from_env().prepend_dir(d),
+        None => Library::from_env(),
+    };
+    let report = bench::run(backend.as_ref(), Some(&lib), &o)?;
+    if a.json {
+        println!("{}", bench::render_json(&report)?);
+    } else if a.csv {
+        print!("{}", bench::render_csv(&report));
+    } else {
+        print!("{}", bench::render_tables(&report));
+    }
+    if let Some(p) = a.plot {
+        bench::plot_svg(&report, &p)?;
+        eprintln!("plot written to {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// For `config_cmd.rs`: `blockfp8 config merge --out DIR [--keep-faster] INPUT...`
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// Output folder (created if needed).
+    #[arg(long)]
+    out: PathBuf,
+    /// On conflicting entries keep the one whose journal records the smaller time (default: fail).
+    #[arg(long)]
+    keep_faster: bool,
+    /// Shard output folders (or single files).
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+}
+
+pub fn merge(a: MergeArgs) -> Result<ExitCode> {
+    let policy = if a.keep_faster { OnConflict::KeepFaster } else { OnConflict::Error };
+    let r = tune::merge(&a.inputs, &a.out, policy)?;
+    for msg in &r.resolved {
+        eprintln!("resolved: {msg}");
+    }
+    for (file, m) in &r.journal_only {
+        eprintln!("warning: {file} M={m} was measured (journal) but is in no input file: rerun that shard, then merge again");
+    }
+    println!("{} files, {} entries, {} journal records written to {}", r.files.len(), r.entries, r.journal_records, a.out.display());
+    Ok(ExitCode::SUCCESS)
 }
