@@ -299,3 +299,19 @@ fn fnuz_conversion_kernel_matches_the_cpu_conversion() {
     assert_eq!(bytes, want_b);
     assert_eq!(bits(&scales), bits(&want_s));
 }
+
+#[test]
+fn quant_wrappers_reject_bad_input() {
+    let x = vec![1.0f32; 4 * 256];
+    let mut opts = TokenQuantOptions::new(Fp8Format::E4m3fn);
+    opts.fp8_max = Some(500.0); // above e4m3fn's 448
+    assert!(emulator::quantize_tokens(Arch::Gfx950, &x, 4, 256, &opts).is_err());
+    opts.fp8_max = None;
+    assert!(emulator::quantize_tokens(Arch::Gfx942, &x, 4, 256, &opts).is_err(), "OCP options on a fnuz architecture");
+    opts.group = 64;
+    assert!(emulator::quantize_tokens(Arch::Gfx950, &x, 4, 256, &opts).is_err(), "GPU kernels use groups of 128");
+    opts.group = 128;
+    assert!(emulator::quantize_tokens(Arch::Gfx950, &x, 4, 255, &opts).is_err(), "length mismatch");
+    assert!(emulator::quantize_weight(Arch::Gfx950, &x, 5, 256).is_err(), "length mismatch");
+    assert!(emulator::quantize_tokens(Arch::Gfx950, &x, 4, 256, &opts).is_ok());
+}

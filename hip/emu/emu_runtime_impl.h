@@ -67,7 +67,14 @@ thread_local Launch* t_launch = nullptr;
 thread_local Fiber* t_fiber = nullptr;
 thread_local std::string t_last_error;
 thread_local std::vector<Region> t_regions;
-thread_local std::vector<char*> t_stacks;
+// Fiber stacks, reused by every launch on this thread and freed when the thread ends.
+struct StackPool {
+  std::vector<char*> stacks;
+  ~StackPool() {
+    for (char* s : stacks) free(s);
+  }
+};
+thread_local StackPool t_stacks;
 
 Launch& cur() { return *t_launch; }
 
@@ -349,8 +356,15 @@ int run_grid(const char* kernel, unsigned gx, unsigned gy, unsigned gz, unsigned
   l.slots.resize(threads);
   l.body = body;
   l.ctx = ctx;
-  while (t_stacks.size() < threads) t_stacks.push_back(static_cast<char*>(malloc(kStackBytes)));
-  for (unsigned t = 0; t < threads; ++t) l.fibers[t].stack = t_stacks[t];
+  while (t_stacks.stacks.size() < threads) {
+    char* s = static_cast<char*>(malloc(kStackBytes));
+    if (s == nullptr) {
+      t_last_error = std::string(kernel) + ": out of memory for fiber stacks";
+      return -2;
+    }
+    t_stacks.stacks.push_back(s);
+  }
+  for (unsigned t = 0; t < threads; ++t) l.fibers[t].stack = t_stacks.stacks[t];
   t_launch = &l;
   int rc = 0;
   for (unsigned z = 0; z < gz && rc == 0; ++z)

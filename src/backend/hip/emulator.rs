@@ -240,8 +240,8 @@ pub fn quantize_tokens(arch: Arch, x: &[f32], m: usize, k: usize, opts: &TokenQu
         return Err(Error::shape(QOP, format!("x has {} values, expected M*K = {m}*{k} (both >= 1)", x.len())));
     }
     let fp8_max = opts.fp8_max.unwrap_or_else(|| opts.format.default_activation_max());
-    if !(fp8_max.is_finite() && fp8_max > 0.0) {
-        return Err(Error::invalid(QOP, format!("fp8_max {fp8_max} must be finite and > 0")));
+    if !(fp8_max > 0.0 && fp8_max <= opts.format.max_finite()) {
+        return Err(Error::invalid(QOP, format!("fp8 max {fp8_max} must be in (0, {}] for {:?}", opts.format.max_finite(), opts.format)));
     }
     let groups = k.div_ceil(kernels::SCALE_BLOCK);
     let padded_m = m.div_ceil(4) * 4;
