@@ -49,6 +49,7 @@ fn d_position(shape: usize, i: usize, j: usize) -> (usize, usize) {
 }
 
 #[test]
+#[allow(clippy::needless_range_loop)] // indices mirror the documented A[i][k], B[k][j]
 fn mfma_emulation_equals_matrix_product() {
     for arch in Arch::ALL {
         let fmt = arch.fp8();

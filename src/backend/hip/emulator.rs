@@ -236,7 +236,7 @@ pub fn quantize_tokens(arch: Arch, x: &[f32], m: usize, k: usize, opts: &TokenQu
     if opts.format != arch.fp8() {
         return Err(Error::invalid(QOP, format!("format {:?} but {} produces {:?}", opts.format, arch.name(), arch.fp8())));
     }
-    if m == 0 || k == 0 || x.len() != m.checked_mul(k).unwrap_or(usize::MAX) {
+    if m == 0 || k == 0 || x.len() != m.saturating_mul(k) {
         return Err(Error::shape(QOP, format!("x has {} values, expected M*K = {m}*{k} (both >= 1)", x.len())));
     }
     let fp8_max = opts.fp8_max.unwrap_or_else(|| opts.format.default_activation_max());
@@ -280,7 +280,7 @@ pub fn quantize_tokens(arch: Arch, x: &[f32], m: usize, k: usize, opts: &TokenQu
 /// `quant_weight_blocks` on `w` [n, k] with 128x128 blocks in `arch`'s flavour.
 pub fn quantize_weight(arch: Arch, w: &[f32], n: usize, k: usize) -> Result<QuantizedWeight> {
     const QOP: &str = "quant_weight_blocks";
-    if n == 0 || k == 0 || w.len() != n.checked_mul(k).unwrap_or(usize::MAX) {
+    if n == 0 || k == 0 || w.len() != n.saturating_mul(k) {
         return Err(Error::shape(QOP, format!("w has {} values, expected N*K = {n}*{k} (both >= 1)", w.len())));
     }
     let (nb, kb) = (n.div_ceil(128), k.div_ceil(128));
