@@ -316,3 +316,29 @@ fn quant_wrappers_reject_bad_input() {
     assert!(emulator::quantize_weight(Arch::Gfx950, &x, 5, 256).is_err(), "length mismatch");
     assert!(emulator::quantize_tokens(Arch::Gfx950, &x, 4, 256, &opts).is_ok());
 }
+
+#[test]
+fn emulated_execution_model_has_real_barriers_and_wave_ops() {
+    use emulator::selftest;
+    // 256 work-items per group, 3 groups: each reads its neighbour's LDS write.
+    let out = selftest::barrier(256, 3).unwrap();
+    for g in 0..3 {
+        for t in 0..256 {
+            assert_eq!(out[g * 256 + t], ((t + 1) % 256 + 1000 * g) as i32, "group {g} item {t}");
+        }
+    }
+    let mut input = [0.0f32; 128];
+    let mut rng = Rng::new(8);
+    input.iter_mut().for_each(|v| *v = rng.range(-10.0, 10.0) as f32);
+    let (mx, x5) = selftest::shuffles(&input).unwrap();
+    for lane in 0..128 {
+        let wave = &input[(lane / 64) * 64..(lane / 64) * 64 + 64];
+        assert_eq!(mx[lane], wave.iter().cloned().fold(f32::MIN, f32::max), "wave max, lane {lane}");
+        assert_eq!(x5[lane], input[lane ^ 5], "shfl_xor 5, lane {lane}");
+    }
+    let err = selftest::divergent().unwrap_err().to_string();
+    assert!(err.contains("deadlock") || err.contains("different wave"), "{err}");
+    let data = vec![1.0f32; 10];
+    let err = selftest::out_of_range(&data).unwrap_err().to_string();
+    assert!(err.contains("out-of-range global load"), "{err}");
+}

@@ -415,6 +415,51 @@ pub fn cvt_f32_fp8(arch: Arch, src: u32, byte_sel: u32) -> f32 {
     unsafe { emu_cvt_f32_fp8(arch.flavour(), src as i32, byte_sel as i32) }
 }
 
+/// Self-tests of the emulated execution model (barriers, wave shuffles, error detection),
+/// for tests/hip_emulated.rs.
+#[doc(hidden)]
+pub mod selftest {
+    use super::*;
+
+    extern "C" {
+        fn emu_selftest_barrier(out: *mut i32, threads: u32, groups: u32) -> i32;
+        fn emu_selftest_shfl(input: *const f32, max_out: *mut f32, xor5_out: *mut f32) -> i32;
+        fn emu_selftest_divergent() -> i32;
+        fn emu_selftest_out_of_range(p: *const f32, n: i32) -> i32;
+    }
+
+    /// out[g * threads + t] = what work-item t of group g read from LDS slot t+1 after the barrier.
+    pub fn barrier(threads: u32, groups: u32) -> Result<Vec<i32>> {
+        let mut out = vec![-1i32; (threads * groups) as usize];
+        let _reg = Registered::new(&[]);
+        // SAFETY: out has threads * groups entries.
+        check(unsafe { emu_selftest_barrier(out.as_mut_ptr(), threads, groups) }, "selftest_barrier")?;
+        Ok(out)
+    }
+
+    /// (wave max of input per lane, input[lane ^ 5]) for 128 work-items (two waves).
+    pub fn shuffles(input: &[f32; 128]) -> Result<(Vec<f32>, Vec<f32>)> {
+        let (mut mx, mut x5) = (vec![0.0f32; 128], vec![0.0f32; 128]);
+        let _reg = Registered::new(&[]);
+        // SAFETY: all three buffers have 128 floats.
+        check(unsafe { emu_selftest_shfl(input.as_ptr(), mx.as_mut_ptr(), x5.as_mut_ptr()) }, "selftest_shfl")?;
+        Ok((mx, x5))
+    }
+
+    /// Divergent wave: returns the emulator's error.
+    pub fn divergent() -> Result<()> {
+        // SAFETY: no arguments.
+        check(unsafe { emu_selftest_divergent() }, "selftest_divergent")
+    }
+
+    /// Reads `data[n]` (one past the end) with `data` registered: returns the emulator's error.
+    pub fn out_of_range(data: &[f32]) -> Result<()> {
+        let _reg = Registered::new(&[(data.as_ptr() as *const c_void, data.len() * 4)]);
+        // SAFETY: the kernel reads p[0..=n]; p[n] is caught by the range check before any read.
+        check(unsafe { emu_selftest_out_of_range(data.as_ptr(), data.len() as i32) }, "selftest_out_of_range")
+    }
+}
+
 /// The GEMM kernels the emulation library carries.
 pub fn emulated_gemm_kernels() -> Vec<GemmKernel> {
     kernels::gemm_kernels().into_iter().filter(|k| k.emulated).collect()
