@@ -3,9 +3,10 @@
 //! host emulation library that runs the same sources on the CPU in tests.
 //!
 //! Compiler, first found wins:
-//!   1. `BLOCKFP8_HIP_CLANG`: a HIP-capable clang (e.g. Debian's clang-22);
-//!   2. hipcc: `HIPCC`, then `$ROCM_PATH/bin/hipcc`, `$HIP_PATH/bin/hipcc`, `/opt/rocm/bin/hipcc`, PATH;
-//!   3. `clang-22` on PATH.
+//! 1. `BLOCKFP8_HIP_CLANG`: a HIP-capable clang (e.g. Debian's clang-22);
+//! 2. hipcc: `HIPCC`, then `$ROCM_PATH/bin/hipcc`, `$HIP_PATH/bin/hipcc`, `/opt/rocm/bin/hipcc`, PATH;
+//! 3. `clang-22` on PATH.
+//!
 //! The kernels include no HIP header (`-nogpuinc -nogpulib`), so any of these works.
 //! Architectures: `BLOCKFP8_HIP_ARCHS` (comma-separated, default "gfx942,gfx950"). An
 //! architecture the compiler cannot target (or that the kernels do not support) is skipped
@@ -196,7 +197,8 @@ fn compile_arch(compiler: &Path, arch: &str, hip_dir: &Path, gen_dir: &Path, src
         Ok(o) if o.status.success() => {}
         Ok(o) => {
             let why = String::from_utf8_lossy(&o.stderr);
-            res.skipped = Some(format!("{} cannot target {arch}: {}", compiler.display(), why.lines().next().unwrap_or("").trim()));
+            let first = why.lines().find(|l| !l.trim().is_empty()).map(|l| l.trim().to_string());
+            res.skipped = Some(format!("{} cannot target {arch}: {}", compiler.display(), first.unwrap_or_else(|| o.status.to_string())));
             return res;
         }
         Err(e) => {
@@ -329,7 +331,7 @@ pub fn build(out_dir: &Path) {
         }
     }
     rs += "];\n/// (symbol, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, warps, stages, MFMA nonkdim, output, emulated)\n";
-    rs += "pub static GEMM_INSTANCES: &[(&str, u32, u32, u32, u32, u32, u32, u32, &str, bool)] = &[\n";
+    rs += "#[allow(clippy::type_complexity)]\npub static GEMM_INSTANCES: &[(&str, u32, u32, u32, u32, u32, u32, u32, &str, bool)] = &[\n";
     for (cfgs, outs, emulated) in [(&DEFAULT_SET[..], &OUTS[..], true), (&full[..], &["bf16"][..], false)] {
         for c in cfgs {
             for o in outs {

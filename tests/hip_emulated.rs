@@ -49,6 +49,7 @@ fn d_position(shape: usize, i: usize, j: usize) -> (usize, usize) {
 }
 
 #[test]
+#[allow(clippy::needless_range_loop)] // indices mirror the documented A[i][k], B[k][j]
 fn mfma_emulation_equals_matrix_product() {
     for arch in Arch::ALL {
         let fmt = arch.fp8();
@@ -298,4 +299,46 @@ fn fnuz_conversion_kernel_matches_the_cpu_conversion() {
     emulator::convert_e4m3fn_to_fnuz(&mut bytes, &mut scales, 3).unwrap();
     assert_eq!(bytes, want_b);
     assert_eq!(bits(&scales), bits(&want_s));
+}
+
+#[test]
+fn quant_wrappers_reject_bad_input() {
+    let x = vec![1.0f32; 4 * 256];
+    let mut opts = TokenQuantOptions::new(Fp8Format::E4m3fn);
+    opts.fp8_max = Some(500.0); // above e4m3fn's 448
+    assert!(emulator::quantize_tokens(Arch::Gfx950, &x, 4, 256, &opts).is_err());
+    opts.fp8_max = None;
+    assert!(emulator::quantize_tokens(Arch::Gfx942, &x, 4, 256, &opts).is_err(), "OCP options on a fnuz architecture");
+    opts.group = 64;
+    assert!(emulator::quantize_tokens(Arch::Gfx950, &x, 4, 256, &opts).is_err(), "GPU kernels use groups of 128");
+    opts.group = 128;
+    assert!(emulator::quantize_tokens(Arch::Gfx950, &x, 4, 255, &opts).is_err(), "length mismatch");
+    assert!(emulator::quantize_weight(Arch::Gfx950, &x, 5, 256).is_err(), "length mismatch");
+    assert!(emulator::quantize_tokens(Arch::Gfx950, &x, 4, 256, &opts).is_ok());
+}
+
+#[test]
+fn emulated_execution_model_has_real_barriers_and_wave_ops() {
+    use emulator::selftest;
+    // 256 work-items per group, 3 groups: each reads its neighbour's LDS write.
+    let out = selftest::barrier(256, 3).unwrap();
+    for g in 0..3 {
+        for t in 0..256 {
+            assert_eq!(out[g * 256 + t], ((t + 1) % 256 + 1000 * g) as i32, "group {g} item {t}");
+        }
+    }
+    let mut input = [0.0f32; 128];
+    let mut rng = Rng::new(8);
+    input.iter_mut().for_each(|v| *v = rng.range(-10.0, 10.0) as f32);
+    let (mx, x5) = selftest::shuffles(&input).unwrap();
+    for lane in 0..128 {
+        let wave = &input[(lane / 64) * 64..(lane / 64) * 64 + 64];
+        assert_eq!(mx[lane], wave.iter().cloned().fold(f32::MIN, f32::max), "wave max, lane {lane}");
+        assert_eq!(x5[lane], input[lane ^ 5], "shfl_xor 5, lane {lane}");
+    }
+    let err = selftest::divergent().unwrap_err().to_string();
+    assert!(err.contains("deadlock") || err.contains("different wave"), "{err}");
+    let data = vec![1.0f32; 10];
+    let err = selftest::out_of_range(&data).unwrap_err().to_string();
+    assert!(err.contains("out-of-range global load"), "{err}");
 }

@@ -67,7 +67,14 @@ thread_local Launch* t_launch = nullptr;
 thread_local Fiber* t_fiber = nullptr;
 thread_local std::string t_last_error;
 thread_local std::vector<Region> t_regions;
-thread_local std::vector<char*> t_stacks;
+// Fiber stacks, reused by every launch on this thread and freed when the thread ends.
+struct StackPool {
+  std::vector<char*> stacks;
+  ~StackPool() {
+    for (char* s : stacks) free(s);
+  }
+};
+thread_local StackPool t_stacks;
 
 Launch& cur() { return *t_launch; }
 
@@ -349,8 +356,15 @@ int run_grid(const char* kernel, unsigned gx, unsigned gy, unsigned gz, unsigned
   l.slots.resize(threads);
   l.body = body;
   l.ctx = ctx;
-  while (t_stacks.size() < threads) t_stacks.push_back(static_cast<char*>(malloc(kStackBytes)));
-  for (unsigned t = 0; t < threads; ++t) l.fibers[t].stack = t_stacks[t];
+  while (t_stacks.stacks.size() < threads) {
+    char* s = static_cast<char*>(malloc(kStackBytes));
+    if (s == nullptr) {
+      t_last_error = std::string(kernel) + ": out of memory for fiber stacks";
+      return -2;
+    }
+    t_stacks.stacks.push_back(s);
+  }
+  for (unsigned t = 0; t < threads; ++t) l.fibers[t].stack = t_stacks.stacks[t];
   t_launch = &l;
   int rc = 0;
   for (unsigned z = 0; z < gz && rc == 0; ++z)
@@ -412,5 +426,44 @@ float emu_cvt_f32_fp8(int flavour, int src, int byte_sel) {
                          flavour == 0 ? emu::FLAVOUR_FNUZ : emu::FLAVOUR_OCP);
 }
 uint16_t emu_f32_to_f16_bits(float x) { return emu::f32_to_f16_bits(x); }
+
+// Self-tests of the execution model, written directly against the emulation API.
+// Barrier: every work-item writes its id to LDS, then reads its neighbour's after the
+// barrier; without a real barrier the first work-items would read unwritten (0xCD) LDS.
+int emu_selftest_barrier(int* out, unsigned threads, unsigned groups) {
+  return emu::launch("selftest_barrier", groups, 1, 1, threads, emu::FLAVOUR_FNUZ, [&]() {
+    int* lds = emu::lds_alloc<int>(threads);
+    uint32_t t = emu::thread_id_x();
+    lds[t] = (int)(t + 1000 * emu::block_id_x());
+    emu::barrier();
+    out[emu::block_id_x() * threads + t] = lds[(t + 1) % threads];
+  });
+}
+// Wave max by xor shuffles, and a lane-dependent shuffle (lane ^ 5).
+int emu_selftest_shfl(const float* in, float* max_out, float* xor5_out) {
+  return emu::launch("selftest_shfl", 1, 1, 1, 128, emu::FLAVOUR_FNUZ, [&]() {
+    uint32_t t = emu::thread_id_x();
+    float v = in[t];
+    xor5_out[t] = emu::shfl_xor_f32(v, 5);
+    for (int m = 32; m >= 1; m >>= 1) v = std::max(v, emu::shfl_xor_f32(v, m));
+    max_out[t] = v;
+  });
+}
+// Half a wave at a barrier, the other half at a shuffle: must fail, not hang.
+int emu_selftest_divergent() {
+  return emu::launch("selftest_divergent", 1, 1, 1, 64, emu::FLAVOUR_FNUZ, [&]() {
+    if (emu::thread_id_x() < 32) emu::barrier();
+    else (void)emu::shfl_xor_f32(1.0f, 1);
+  });
+}
+// Reads one float past a registered buffer of n floats: must fail with an out-of-range error.
+int emu_selftest_out_of_range(const float* p, int n) {
+  float sink = 0.0f;
+  int rc = emu::launch("selftest_out_of_range", 1, 1, 1, 64, emu::FLAVOUR_FNUZ, [&]() {
+    sink += emu::global_load(p + emu::thread_id_x() * n / 63);
+  });
+  (void)sink;
+  return rc;
+}
 
 }  // extern "C"

@@ -236,12 +236,12 @@ pub fn quantize_tokens(arch: Arch, x: &[f32], m: usize, k: usize, opts: &TokenQu
     if opts.format != arch.fp8() {
         return Err(Error::invalid(QOP, format!("format {:?} but {} produces {:?}", opts.format, arch.name(), arch.fp8())));
     }
-    if m == 0 || k == 0 || x.len() != m.checked_mul(k).unwrap_or(usize::MAX) {
+    if m == 0 || k == 0 || x.len() != m.saturating_mul(k) {
         return Err(Error::shape(QOP, format!("x has {} values, expected M*K = {m}*{k} (both >= 1)", x.len())));
     }
     let fp8_max = opts.fp8_max.unwrap_or_else(|| opts.format.default_activation_max());
-    if !(fp8_max.is_finite() && fp8_max > 0.0) {
-        return Err(Error::invalid(QOP, format!("fp8_max {fp8_max} must be finite and > 0")));
+    if !(fp8_max > 0.0 && fp8_max <= opts.format.max_finite()) {
+        return Err(Error::invalid(QOP, format!("fp8 max {fp8_max} must be in (0, {}] for {:?}", opts.format.max_finite(), opts.format)));
     }
     let groups = k.div_ceil(kernels::SCALE_BLOCK);
     let padded_m = m.div_ceil(4) * 4;
@@ -280,7 +280,7 @@ pub fn quantize_tokens(arch: Arch, x: &[f32], m: usize, k: usize, opts: &TokenQu
 /// `quant_weight_blocks` on `w` [n, k] with 128x128 blocks in `arch`'s flavour.
 pub fn quantize_weight(arch: Arch, w: &[f32], n: usize, k: usize) -> Result<QuantizedWeight> {
     const QOP: &str = "quant_weight_blocks";
-    if n == 0 || k == 0 || w.len() != n.checked_mul(k).unwrap_or(usize::MAX) {
+    if n == 0 || k == 0 || w.len() != n.saturating_mul(k) {
         return Err(Error::shape(QOP, format!("w has {} values, expected N*K = {n}*{k} (both >= 1)", w.len())));
     }
     let (nb, kb) = (n.div_ceil(128), k.div_ceil(128));
@@ -413,6 +413,51 @@ pub fn cvt_pk_fp8_f32(arch: Arch, a: f32, b: f32, old: u32, word_sel: bool) -> u
 pub fn cvt_f32_fp8(arch: Arch, src: u32, byte_sel: u32) -> f32 {
     // SAFETY: pure function.
     unsafe { emu_cvt_f32_fp8(arch.flavour(), src as i32, byte_sel as i32) }
+}
+
+/// Self-tests of the emulated execution model (barriers, wave shuffles, error detection),
+/// for tests/hip_emulated.rs.
+#[doc(hidden)]
+pub mod selftest {
+    use super::*;
+
+    extern "C" {
+        fn emu_selftest_barrier(out: *mut i32, threads: u32, groups: u32) -> i32;
+        fn emu_selftest_shfl(input: *const f32, max_out: *mut f32, xor5_out: *mut f32) -> i32;
+        fn emu_selftest_divergent() -> i32;
+        fn emu_selftest_out_of_range(p: *const f32, n: i32) -> i32;
+    }
+
+    /// out[g * threads + t] = what work-item t of group g read from LDS slot t+1 after the barrier.
+    pub fn barrier(threads: u32, groups: u32) -> Result<Vec<i32>> {
+        let mut out = vec![-1i32; (threads * groups) as usize];
+        let _reg = Registered::new(&[]);
+        // SAFETY: out has threads * groups entries.
+        check(unsafe { emu_selftest_barrier(out.as_mut_ptr(), threads, groups) }, "selftest_barrier")?;
+        Ok(out)
+    }
+
+    /// (wave max of input per lane, input[lane ^ 5]) for 128 work-items (two waves).
+    pub fn shuffles(input: &[f32; 128]) -> Result<(Vec<f32>, Vec<f32>)> {
+        let (mut mx, mut x5) = (vec![0.0f32; 128], vec![0.0f32; 128]);
+        let _reg = Registered::new(&[]);
+        // SAFETY: all three buffers have 128 floats.
+        check(unsafe { emu_selftest_shfl(input.as_ptr(), mx.as_mut_ptr(), x5.as_mut_ptr()) }, "selftest_shfl")?;
+        Ok((mx, x5))
+    }
+
+    /// Divergent wave: returns the emulator's error.
+    pub fn divergent() -> Result<()> {
+        // SAFETY: no arguments.
+        check(unsafe { emu_selftest_divergent() }, "selftest_divergent")
+    }
+
+    /// Reads `data[n]` (one past the end) with `data` registered: returns the emulator's error.
+    pub fn out_of_range(data: &[f32]) -> Result<()> {
+        let _reg = Registered::new(&[(data.as_ptr() as *const c_void, data.len() * 4)]);
+        // SAFETY: the kernel reads p[0..=n]; p[n] is caught by the range check before any read.
+        check(unsafe { emu_selftest_out_of_range(data.as_ptr(), data.len() as i32) }, "selftest_out_of_range")
+    }
 }
 
 /// The GEMM kernels the emulation library carries.
