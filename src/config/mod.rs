@@ -8,8 +8,8 @@ pub mod library;
 pub mod naming;
 pub mod table;
 
-pub use library::Library;
-pub use naming::{dense_file_name, moe_file_name};
+pub use library::{check_dir, embedded_configs, Attempt, ConfigSource, ConfigSummary, Library, Lookup, BATCH_INVARIANT_ENV, CONFIG_DIR_ENV};
+pub use naming::{dense_file_name, moe_file_name, parse_dense_file_name, parse_file_name, parse_moe_file_name, DenseKey, FileKey, MoeKey};
 pub use table::ConfigTable;
 
 /// Key in an entry recording that the tuner found nothing faster than the vendor BLAS path;
