@@ -2,6 +2,7 @@
 //! block-scaled FP8 default path, all through cudarc's driver API (libcuda and libcublasLt
 //! are loaded at run time, so a build without CUDA installed still links and runs).
 
+pub mod bench;
 pub mod cublaslt;
 mod gemm_launch;
 pub mod kernels;
