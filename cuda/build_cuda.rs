@@ -38,8 +38,13 @@ impl Tile {
     fn tag(&self) -> String {
         format!("m{}n{}w{}s{}", self.bm, self.bn, self.warps, self.stages)
     }
+    /// Dynamic shared memory: the stages plus 1024 bytes to align swizzle atoms.
     fn smem(&self) -> u32 {
-        self.stages * ((self.bm + self.bn) * 128 + self.bm * 4)
+        self.stages * ((self.bm + self.bn) * 128 + self.bm * 4) + 1024
+    }
+    /// Mirror of `gemm_uses_wgmma` in gemm_block_fp8.cuh (on sm_90a builds).
+    fn wgmma(&self) -> bool {
+        self.bm % 64 == 0 && self.warps == 4 * (self.bm / 64) && (self.bn == 64 || self.bn == 128)
     }
 }
 
@@ -63,7 +68,7 @@ fn warps_m(bm: u32, bn: u32, warps: u32) -> u32 {
 
 /// Why the kernel cannot run a tile, if it cannot. Mirrored at run time by kernels.rs
 /// (which only sees what was compiled).
-fn tile_problem(t: &Tile) -> Option<String> {
+fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
     if t.bm == 0 || t.bm % 16 != 0 || t.bm > 256 {
         return Some(format!("BLOCK_SIZE_M={} (needs a multiple of 16 up to 256)", t.bm));
     }
@@ -80,9 +85,10 @@ fn tile_problem(t: &Tile) -> Option<String> {
     if wm == 0 {
         return Some(format!("no warp layout for a {}x{} tile with {} warps", t.bm, t.bn, t.warps));
     }
-    // Accumulator + promoted total live in registers: above 32x32 per warp, ptxas spills.
+    // Accumulator + promoted total live in registers: above 32x32 per warp, the mma.sync
+    // body spills (the wgmma body holds 64 x BN per warpgroup and does not).
     let (wtm, wtn) = (t.bm / wm, t.bn / (t.warps / wm));
-    if wtm * wtn > 1024 {
+    if wtm * wtn > 1024 && !(wgmma_build && t.wgmma()) {
         return Some(format!("warp tile {wtm}x{wtn} too large (spills; at most 1024 elements)"));
     }
     if t.smem() > MAX_SMEM {
@@ -92,21 +98,24 @@ fn tile_problem(t: &Tile) -> Option<String> {
 }
 
 /// Compiled for every build: the kernel default and the small-M / large-M heuristic tiles.
-fn default_tiles() -> Vec<Tile> {
+/// (128x128 with 8 warps and 64x128 with 4 run wgmma on sm_90a builds.)
+fn default_tiles(wgmma_build: bool) -> Vec<Tile> {
+    let wg: &[(u32, u32, u32, u32)] = if wgmma_build { &[(128, 128, 8, 4), (64, 128, 4, 4)] } else { &[] };
     [(64, 128, 8, 4), (16, 64, 4, 6), (32, 64, 4, 6), (64, 64, 4, 4), (128, 64, 8, 4)]
         .iter()
+        .chain(wg)
         .map(|&(bm, bn, warps, stages)| Tile { bm, bn, warps, stages })
         .collect()
 }
 
-fn candidate_tiles() -> Vec<Tile> {
+fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
     let mut out = Vec::new();
     for bm in [16, 32, 64, 128] {
         for bn in [32, 64, 128] {
             for warps in [4, 8] {
-                for stages in [3, 4, 6, 8] {
+                for stages in [3, 4, 5, 6, 8] {
                     let t = Tile { bm, bn, warps, stages };
-                    if tile_problem(&t).is_none() {
+                    if tile_problem(&t, wgmma_build).is_none() {
                         out.push(t);
                     }
                 }
@@ -117,7 +126,7 @@ fn candidate_tiles() -> Vec<Tile> {
 }
 
 /// Tiles named by shipped NVIDIA Hopper config files; the report lists those skipped.
-fn shipped_tiles(report: &mut String) -> Vec<Tile> {
+fn shipped_tiles(report: &mut String, wgmma_build: bool) -> Vec<Tile> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir("configs") else { return out };
     let mut files: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -140,7 +149,7 @@ fn shipped_tiles(report: &mut String) -> Vec<Tile> {
                 continue;
             };
             let t = Tile { bm, bn, warps, stages: get("num_stages").unwrap_or(2) };
-            let problem = if bk != 128 { Some(format!("BLOCK_SIZE_K={bk} (needs 128)")) } else { tile_problem(&t) };
+            let problem = if bk != 128 { Some(format!("BLOCK_SIZE_K={bk} (needs 128)")) } else { tile_problem(&t, wgmma_build) };
             match problem {
                 None => out.push(t),
                 Some(why) => {
@@ -270,10 +279,12 @@ pub fn build(out_dir: &Path) {
         .collect();
 
     let mut report = format!("nvcc: {}\narchs: {}\n", nvcc.display(), archs.join(","));
-    let mut all: BTreeSet<Tile> = default_tiles().into_iter().collect();
-    all.extend(shipped_tiles(&mut report));
+    // wgmma tiles only when every target is sm_90a (elsewhere they would take the mma.sync body).
+    let wgmma_build = archs.iter().all(|a| a == "sm_90a");
+    let mut all: BTreeSet<Tile> = default_tiles(wgmma_build).into_iter().collect();
+    all.extend(shipped_tiles(&mut report, wgmma_build));
     let full: BTreeSet<Tile> =
-        if cfg!(feature = "tuning-full") { candidate_tiles().into_iter().collect() } else { BTreeSet::new() };
+        if cfg!(feature = "tuning-full") { candidate_tiles(wgmma_build).into_iter().collect() } else { BTreeSet::new() };
     // (tile, out dtypes): default/shipped tiles get every output dtype, extra tuning tiles bf16.
     let mut instances: Vec<(Tile, Vec<&str>)> = all.iter().map(|t| (*t, vec!["bf16", "f16", "f32"])).collect();
     instances.extend(full.difference(&all).map(|t| (*t, vec!["bf16"])));

@@ -66,9 +66,16 @@ fn tile_config(bm: u32, bn: u32, warps: u32, stages: u32, group_m: u32) -> Kerne
     }
 }
 
-/// The kernel's default config (compiled in every build).
+/// The kernel's default config (compiled in every build): 128x128, two warpgroups, which
+/// runs the wgmma (QGMMA) body on sm_90a builds.
+/// Builds without sm_90a (no wgmma) fall back to 64x128 on mma.sync.
 pub fn default_config() -> KernelConfig {
-    tile_config(64, 128, 8, 4, 8)
+    let wgmma = tile_config(128, 128, 8, 4, 8);
+    if find_gemm(&wgmma, OutDtype::Bf16).is_ok() {
+        wgmma
+    } else {
+        tile_config(64, 128, 8, 4, 8)
+    }
 }
 
 /// The `KernelDefault` path: a fixed tile per M range among the always-compiled tiles.
