@@ -11,7 +11,7 @@ if command -v cuobjdump >/dev/null || [ -x /usr/local/cuda/bin/cuobjdump ]; then
   for c in $B/*.cubin; do
     echo "== $c"; $CUOBJ --dump-sass $c | grep -oE "\b(HMMA|QGMMA|HGMMA|IMMA|FFMA|LDSM|LDGSTS|LDL|STL)[A-Z0-9_.]*" | sort | uniq -c
   done > $OUT/sass_summary.txt 2>&1
-  $CUOBJ --dump-sass $B/gemm_block_fp8_0_sm_90a.cubin | grep -A400 "sm90_gemm_block_fp8_m64n128w8s4_bf16" | grep -E "HMMA|QGMMA|LDSM|LDGSTS" | head -40 > $OUT/sass_default_excerpt.txt
+  for c in $B/gemm_block_fp8_*_sm_90a.cubin; do $CUOBJ --dump-sass $c; done | awk '/Function : sm90_gemm_block_fp8_m128n128w8s4_bf16/{f=1} f&&/Function : /&&!/m128n128w8s4_bf16/{f=0} f' > $OUT/sass_default_bf16.txt; grep -cE "QGMMA" $OUT/sass_default_bf16.txt > $OUT/sass_default_qgmma_count.txt; grep -E "QGMMA|HMMA|LDL|STL" $OUT/sass_default_bf16.txt | head -20 > $OUT/sass_default_excerpt.txt
 fi
 T=$(ls $B/cuda-* | head -1)
 if [ "$what" = tests ] || [ "$what" = all ]; then

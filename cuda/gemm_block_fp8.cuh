@@ -38,11 +38,40 @@ __host__ __device__ constexpr int gemm_warps_m(int BM, int BN, int WARPS) {
 template <int BM, int BN>
 __host__ __device__ constexpr int gemm_stage_bytes() { return (BM + BN) * GEMM_BK + BM * 4; }
 
+// Stores (row, col), (row, col + 1) of the tile, masked at the M / N edges.
+template <typename OutT>
+__device__ __forceinline__ void store_pair(OutT* C, int M, int N, int row, int col, float a, float b) {
+    if (row >= M) return;
+    OutT* dst = C + (size_t)row * N + col;
+    if ((N % 2) == 0 && col + 1 < N) {
+        if constexpr (sizeof(OutT) == 4) {
+            *reinterpret_cast<float2*>(dst) = make_float2(a, b);
+        } else {
+            OutT two[2] = {from_f32<OutT>(a), from_f32<OutT>(b)};
+            *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(two);
+        }
+    } else {
+        if (col < N) dst[0] = from_f32<OutT>(a);
+        if (col + 1 < N) dst[1] = from_f32<OutT>(b);
+    }
+}
+
+// Split-K partial sums go to the fp32 workspace with atomics; otherwise the pair is stored.
+template <typename OutT>
+__device__ __forceinline__ void store_or_add(OutT* C, float* ws, int M, int N, int row, int col, float a, float b) {
+    if (gridDim.y == 1) {
+        store_pair<OutT>(C, M, N, row, col, a, b);
+    } else if (row < M) {
+        if (col < N) atomicAdd(ws + (size_t)row * N + col, a);
+        if (col + 1 < N) atomicAdd(ws + (size_t)row * N + col + 1, b);
+    }
+}
+
 template <int BM, int BN, int WARPS, int STAGES, typename OutT>
 __device__ __forceinline__ void gemm_block_fp8_body(const uint8_t* __restrict__ A, const float* __restrict__ As,
                                                     const uint8_t* __restrict__ B, const float* __restrict__ Bs,
-                                                    OutT* __restrict__ C, int M, int N, int K, int as_stride_m,
-                                                    int as_stride_kb, int group_m) {
+                                                    OutT* __restrict__ C, float* __restrict__ ws, int M, int N, int K,
+                                                    int as_stride_m, int as_stride_kb, int group_m) {
     constexpr int THREADS = WARPS * 32;
     constexpr int WARPS_M = gemm_warps_m(BM, BN, WARPS);
     static_assert(WARPS_M > 0, "no warp layout fits this tile");
@@ -66,6 +95,11 @@ __device__ __forceinline__ void gemm_block_fp8_body(const uint8_t* __restrict__ 
     const int pid_n = (pid % in_group) / group_rows;
     const int m0 = pid_m * BM, n0 = pid_n * BN;
     const int KB = (K + GEMM_BK - 1) / GEMM_BK;
+    // Split K (grid.y > 1): this CTA sums K blocks [kb_begin, kb_begin + NKB) into ws (fp32,
+    // zeroed by the launcher) with atomics; a second kernel converts ws into C.
+    const int kb_per = (KB + (int)gridDim.y - 1) / (int)gridDim.y;
+    const int kb_begin = (int)blockIdx.y * kb_per;
+    const int NKB = max(0, min(KB, kb_begin + kb_per) - kb_begin);
     const bool k_vec = (K % 16) == 0;
 
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
@@ -120,21 +154,22 @@ __device__ __forceinline__ void gemm_block_fp8_body(const uint8_t* __restrict__ 
 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < KB) load_stage(s, s);
+        if (s < NKB) load_stage(s, kb_begin + s);
         cp_async_commit();
     }
 
     const float* bs_row = Bs + (size_t)(n0 / 128) * KB;
-    for (int kb = 0; kb < KB; ++kb) {
+    for (int it = 0; it < NKB; ++it) {
+        const int kb = kb_begin + it;
         cp_async_wait<STAGES - 2>();
         __syncthreads();
         // The stage written here was last read in iteration kb - 1, which every thread has left.
-        const int pf = kb + STAGES - 1;
-        if (pf < KB) load_stage(pf % STAGES, pf);
+        const int pf = it + STAGES - 1;
+        if (pf < NKB) load_stage(pf % STAGES, kb_begin + pf);
         cp_async_commit();
 
         const float sb = __ldg(bs_row + kb);
-        const int stage = kb % STAGES;
+        const int stage = it % STAGES;
         const uint8_t* sA = smem + stage * STAGE_BYTES;
         const uint8_t* sB = sA + A_BYTES;
         const float* sAS = reinterpret_cast<const float*>(sB + B_BYTES);
@@ -185,30 +220,15 @@ __device__ __forceinline__ void gemm_block_fp8_body(const uint8_t* __restrict__ 
     cp_async_wait<0>();
 
     // Epilogue: each thread owns (row, 2 adjacent columns) pairs; masked at the M / N edges.
-    const bool pair_ok = (N % 2) == 0;
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int row = m0 + wm * WTM + i * 16 + lane / 4 + h * 8;
-            if (row >= M) continue;
 #pragma unroll
             for (int j = 0; j < NI; ++j) {
                 const int col = n0 + wn * WTN + j * 8 + (lane % 4) * 2;
-                OutT* dst = C + (size_t)row * N + col;
-                const OutT v0 = from_f32<OutT>(total[i][j][2 * h]);
-                const OutT v1 = from_f32<OutT>(total[i][j][2 * h + 1]);
-                if (pair_ok && col + 1 < N) {
-                    if constexpr (sizeof(OutT) == 4) {
-                        *reinterpret_cast<float2*>(dst) = make_float2(total[i][j][2 * h], total[i][j][2 * h + 1]);
-                    } else {
-                        OutT two[2] = {v0, v1};
-                        *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(two);
-                    }
-                } else {
-                    if (col < N) dst[0] = v0;
-                    if (col + 1 < N) dst[1] = v1;
-                }
+                store_or_add<OutT>(C, ws, M, N, row, col, total[i][j][2 * h], total[i][j][2 * h + 1]);
             }
         }
     }
@@ -242,24 +262,6 @@ __device__ __forceinline__ void load_tile_rows(uint8_t* tile, const uint8_t* __r
     }
 }
 
-// Stores (row, col), (row, col + 1) of the tile, masked at the M / N edges.
-template <typename OutT>
-__device__ __forceinline__ void store_pair(OutT* C, int M, int N, int row, int col, float a, float b) {
-    if (row >= M) return;
-    OutT* dst = C + (size_t)row * N + col;
-    if ((N % 2) == 0 && col + 1 < N) {
-        if constexpr (sizeof(OutT) == 4) {
-            *reinterpret_cast<float2*>(dst) = make_float2(a, b);
-        } else {
-            OutT two[2] = {from_f32<OutT>(a), from_f32<OutT>(b)};
-            *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(two);
-        }
-    } else {
-        if (col < N) dst[0] = from_f32<OutT>(a);
-        if (col + 1 < N) dst[1] = from_f32<OutT>(b);
-    }
-}
-
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // Hopper path (sm_90a): each warpgroup (4 warps) owns 64 rows of the tile and issues
 // wgmma m64nBNk32 (QGMMA) from the swizzled shared-memory tiles, 4 per 128-wide K block into
@@ -269,8 +271,8 @@ __device__ __forceinline__ void store_pair(OutT* C, int M, int N, int row, int c
 template <int BM, int BN, int STAGES, typename OutT>
 __device__ __forceinline__ void gemm_block_fp8_wgmma_body(const uint8_t* __restrict__ A, const float* __restrict__ As,
                                                           const uint8_t* __restrict__ B, const float* __restrict__ Bs,
-                                                          OutT* __restrict__ C, int M, int N, int K, int as_stride_m,
-                                                          int as_stride_kb, int group_m) {
+                                                          OutT* __restrict__ C, float* __restrict__ ws, int M, int N, int K,
+                                                          int as_stride_m, int as_stride_kb, int group_m) {
     constexpr int WG = BM / 64;
     constexpr int THREADS = WG * 128;
     static_assert(BM % 64 == 0 && (BN == 64 || BN == 128), "wgmma tile");
@@ -288,6 +290,11 @@ __device__ __forceinline__ void gemm_block_fp8_wgmma_body(const uint8_t* __restr
     const int m0 = (first_m + (pid % in_group) % group_rows) * BM;
     const int n0 = ((pid % in_group) / group_rows) * BN;
     const int KB = (K + GEMM_BK - 1) / GEMM_BK;
+    // Split K (grid.y > 1): this CTA sums K blocks [kb_begin, kb_begin + NKB) into ws (fp32,
+    // zeroed by the launcher) with atomics; a second kernel converts ws into C.
+    const int kb_per = (KB + (int)gridDim.y - 1) / (int)gridDim.y;
+    const int kb_begin = (int)blockIdx.y * kb_per;
+    const int NKB = max(0, min(KB, kb_begin + kb_per) - kb_begin);
     const bool k_vec = (K % 16) == 0;
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wg = tid / 128;
 
@@ -307,20 +314,21 @@ __device__ __forceinline__ void gemm_block_fp8_wgmma_body(const uint8_t* __restr
 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < KB) load_stage(s, s);
+        if (s < NKB) load_stage(s, kb_begin + s);
         cp_async_commit();
     }
     const float* bs_row = Bs + (size_t)(n0 / 128) * KB;
-    for (int kb = 0; kb < KB; ++kb) {
+    for (int it = 0; it < NKB; ++it) {
+        const int kb = kb_begin + it;
         cp_async_wait<STAGES - 2>();
         fence_proxy_async_smem();  // cp.async / st.shared writes -> read by the tensor cores
         __syncthreads();
-        const int pf = kb + STAGES - 1;
-        if (pf < KB) load_stage(pf % STAGES, pf);
+        const int pf = it + STAGES - 1;
+        if (pf < NKB) load_stage(pf % STAGES, kb_begin + pf);
         cp_async_commit();
 
         const float sb = __ldg(bs_row + kb);
-        const int stage = kb % STAGES;
+        const int stage = it % STAGES;
         const uint32_t a_base = smem_u32(sA0 + stage * BM * GEMM_BK + wg * 64 * GEMM_BK);
         const uint32_t b_base = smem_u32(sB0 + stage * BN * GEMM_BK);
         wgmma_fence();
@@ -347,8 +355,8 @@ __device__ __forceinline__ void gemm_block_fp8_wgmma_body(const uint8_t* __restr
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
         const int col = n0 + j * 8 + (lane % 4) * 2;
-        store_pair<OutT>(C, M, N, row, col, total[4 * j], total[4 * j + 1]);
-        store_pair<OutT>(C, M, N, row + 8, col, total[4 * j + 2], total[4 * j + 3]);
+        store_or_add<OutT>(C, ws, M, N, row, col, total[4 * j], total[4 * j + 1]);
+        store_or_add<OutT>(C, ws, M, N, row + 8, col, total[4 * j + 2], total[4 * j + 3]);
     }
 }
 #endif
@@ -361,25 +369,27 @@ __host__ __device__ constexpr bool gemm_uses_wgmma(int BM, int BN, int WARPS) {
 
 // One extern "C" symbol per (tile config, output dtype):
 //   sm90_gemm_block_fp8_m{BM}n{BN}w{WARPS}s{STAGES}_{bf16|f16|f32}
-// Block WARPS*32 threads, grid ceil(M/BM)*ceil(N/BN), dynamic shared memory
+// Arguments (a, as, b, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m); block WARPS*32
+// threads, grid (ceil(M/BM)*ceil(N/BN), split_k) (ws: fp32 [M, N], zeroed, when split_k > 1),
+// dynamic shared memory
 // STAGES * gemm_stage_bytes<BM, BN>() + 1024 (alignment slack; the launcher raises the
 // opt-in limit). Tiles with gemm_uses_wgmma() run the wgmma body on sm_90a.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define BLOCKFP8_GEMM_DISPATCH(BM, BN, W, S, OUT_T)                                                            \
     if constexpr (bfp8::gemm_uses_wgmma(BM, BN, W))                                                           \
-        bfp8::gemm_block_fp8_wgmma_body<BM, BN, S, OUT_T>(a, as, b, bs, c, M, N, K, as_stride_m, as_stride_kb, \
+        bfp8::gemm_block_fp8_wgmma_body<BM, BN, S, OUT_T>(a, as, b, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, \
                                                            group_m);                                          \
     else                                                                                                      \
-        bfp8::gemm_block_fp8_body<BM, BN, W, S, OUT_T>(a, as, b, bs, c, M, N, K, as_stride_m, as_stride_kb,    \
+        bfp8::gemm_block_fp8_body<BM, BN, W, S, OUT_T>(a, as, b, bs, c, ws, M, N, K, as_stride_m, as_stride_kb,    \
                                                         group_m);
 #else
 #define BLOCKFP8_GEMM_DISPATCH(BM, BN, W, S, OUT_T) \
-    bfp8::gemm_block_fp8_body<BM, BN, W, S, OUT_T>(a, as, b, bs, c, M, N, K, as_stride_m, as_stride_kb, group_m);
+    bfp8::gemm_block_fp8_body<BM, BN, W, S, OUT_T>(a, as, b, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m);
 #endif
 #define BLOCKFP8_GEMM_INSTANCE_T(BM, BN, W, S, TAG, OUT_T)                                                       \
     extern "C" __global__ void __launch_bounds__(W * 32, 1) sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##_##TAG( \
-        const uint8_t* a, const float* as, const uint8_t* b, const float* bs, OUT_T* c, int M, int N, int K,     \
-        int as_stride_m, int as_stride_kb, int group_m) {                                                       \
+        const uint8_t* a, const float* as, const uint8_t* b, const float* bs, OUT_T* c, float* ws, int M, int N,  \
+        int K, int as_stride_m, int as_stride_kb, int group_m) {                                                \
         BLOCKFP8_GEMM_DISPATCH(BM, BN, W, S, OUT_T)                                                             \
     }
 #define BLOCKFP8_GEMM_INSTANCE(BM, BN, W, S)                         \

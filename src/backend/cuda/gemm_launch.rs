@@ -25,10 +25,12 @@ pub(crate) struct DeviceProblem {
     pub b_scales: CudaSlice<f32>,
     pub c: CudaSlice<u8>,
     pub c_rows: usize,
+    /// fp32 [M, N] split-K sums (one element when the path does not split K).
+    pub ws: CudaSlice<f32>,
 }
 
 impl DeviceProblem {
-    pub fn upload(gpu: &Gpu, p: &GemmProblem, vendor: bool) -> Result<Self> {
+    pub fn upload(gpu: &Gpu, p: &GemmProblem, vendor: bool, split_ws: bool) -> Result<Self> {
         let s = p.shape;
         let (kb, mp) = (s.k_blocks(), s.padded_m());
         let (a, a_scales, a_layout, b_scales, c_rows) = if vendor {
@@ -46,7 +48,8 @@ impl DeviceProblem {
             (gpu.upload(p.a)?, gpu.upload(p.a_scales.data)?, p.a_scales.layout, gpu.upload(p.b_scales)?, s.m)
         };
         let c = gpu.zeros::<u8>(c_rows * s.n * s.out_dtype.bytes())?;
-        Ok(DeviceProblem { shape: s, vendor, a, a_scales, a_layout, b: gpu.upload(p.b)?, b_scales, c, c_rows })
+        let ws = gpu.zeros::<f32>(if split_ws { s.m * s.n } else { 1 })?;
+        Ok(DeviceProblem { shape: s, vendor, a, a_scales, a_layout, b: gpu.upload(p.b)?, b_scales, c, c_rows, ws })
     }
 
     /// A copy of the inputs (for rotation) sharing nothing with `self`.
@@ -62,11 +65,12 @@ impl DeviceProblem {
             b_scales: st.clone_dtod(&self.b_scales).dev("cuMemcpyDtoD")?,
             c: gpu.zeros::<u8>(self.c.len())?,
             c_rows: self.c_rows,
+            ws: gpu.zeros::<f32>(self.ws.len())?,
         })
     }
 
     fn bytes(&self) -> usize {
-        self.a.len() + self.b.len() + self.c.len() + 4 * (self.a_scales.len() + self.b_scales.len())
+        self.a.len() + self.b.len() + self.c.len() + 4 * (self.a_scales.len() + self.b_scales.len() + self.ws.len())
     }
 }
 
@@ -104,9 +108,37 @@ pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Re
     if tiles > i32::MAX as usize {
         return Err(Error::shape("gemm", format!("{tiles} tiles exceed the grid limit")));
     }
-    let mut args = [arg(&a), arg(&as_), arg(&b), arg(&bs), arg(&c), arg(&m), arg(&n), arg(&k), arg(&as_m), arg(&as_kb), arg(&gm)];
+    let splits = kernels::split_k(&cfg, &s, be.device.compute_units);
+    if splits > 1 && d.ws.len() < s.m * s.n {
+        return Err(Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason: "split-K workspace not allocated".into() });
+    }
+    let ws = ptr(&d.ws, st);
+    if splits > 1 {
+        // SAFETY: ws holds M*N floats.
+        unsafe { result::memset_d8_async(ws, 0, s.m * s.n * 4, st.cu_stream()) }.dev("cuMemsetD8Async")?;
+    }
+    let mut args = [arg(&a), arg(&as_), arg(&b), arg(&bs), arg(&c), arg(&ws), arg(&m), arg(&n), arg(&k), arg(&as_m), arg(&as_kb), arg(&gm)];
     // SAFETY: matches gemm_block_fp8_body's parameters; buffers sized for the shape by upload().
-    unsafe { be.gpu.launch(&f, (tiles as u32, 1, 1), (inst.num_warps * 32, 1, 1), inst.smem_bytes, &mut args) }
+    unsafe { be.gpu.launch(&f, (tiles as u32, splits, 1), (inst.num_warps * 32, 1, 1), inst.smem_bytes, &mut args)? };
+    if splits > 1 {
+        let conv = be.function(kernels::SPLITK_MODULE, kernels::splitk_convert_symbol(s.out_dtype), 0)?;
+        let count = (s.m * s.n) as i64;
+        let blocks = (s.m * s.n).div_ceil(256).min(be.device.compute_units as usize * 16) as u32;
+        let mut cargs = [arg(&ws), arg(&c), arg(&count)];
+        // SAFETY: matches sm90_splitk_convert_*(const float*, OutT*, long long); C holds M*N.
+        unsafe { be.gpu.launch(&conv, (blocks, 1, 1), (256, 1, 1), 0, &mut cargs)? };
+    }
+    Ok(())
+}
+
+/// Whether `path` splits K on `shape` (and so needs the fp32 workspace).
+pub(crate) fn needs_split_ws(be: &CudaBackend, shape: &GemmShape, path: &GemmPath) -> bool {
+    let cfg = match path {
+        GemmPath::Vendor => return false,
+        GemmPath::Tuned(cfg) => cfg.clone(),
+        GemmPath::KernelDefault => kernels::heuristic_config(shape),
+    };
+    kernels::split_k(&cfg, shape, be.device.compute_units) > 1
 }
 
 /// The cuBLASLt workspace, allocated once per backend.
@@ -161,7 +193,7 @@ pub(crate) fn time_rotating(gpu: &Gpu, copies: usize, t: &TimingOptions, launch_
 
 pub(crate) fn time(be: &CudaBackend, p: &GemmProblem, path: &GemmPath, t: &TimingOptions) -> Result<Vec<f64>> {
     let vendor = matches!(path, GemmPath::Vendor);
-    let first = DeviceProblem::upload(&be.gpu, p, vendor)?;
+    let first = DeviceProblem::upload(&be.gpu, p, vendor, needs_split_ws(be, &p.shape, path))?;
     let copies = t.rotate_bytes.div_ceil(first.bytes()).clamp(1, 32);
     let mut sets = vec![first];
     for _ in 1..copies {

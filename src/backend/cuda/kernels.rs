@@ -16,6 +16,43 @@ pub use generated::{CubinImage, GemmInstance, CUBINS, GEMM_INSTANCES, RESOURCE_R
 pub const QUANT_MODULE: &str = "quant_per_token_group";
 pub const WEIGHT_QUANT_MODULE: &str = "quant_weight_blocks";
 pub const WEIGHT_QUANT_SYMBOL: &str = "sm90_quant_weight_blocks_f32";
+pub const SPLITK_MODULE: &str = "splitk_convert";
+/// `KernelConfig::extra` key fixing the number of K splits (otherwise chosen by `split_k`).
+pub const SPLIT_K_KEY: &str = "SPLIT_K";
+
+pub fn splitk_convert_symbol(out: OutDtype) -> &'static str {
+    match out {
+        OutDtype::Bf16 => "sm90_splitk_convert_bf16",
+        OutDtype::F16 => "sm90_splitk_convert_f16",
+        OutDtype::F32 => "sm90_splitk_convert_f32",
+    }
+}
+
+/// K splits for `cfg` on `shape`: the config's SPLIT_K if set; else, when the tiles do not
+/// fill two CTAs per SM, enough splits to do so (at most 8, each at least 4 K blocks).
+pub fn split_k(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> u32 {
+    let kb = shape.k_blocks() as u32;
+    if let Some(v) = cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()) {
+        return (v as u32).clamp(1, kb.max(1));
+    }
+    let tiles = (shape.m.div_ceil(cfg.block_m.max(1) as usize) * shape.n.div_ceil(cfg.block_n.max(1) as usize)) as u32;
+    let want = (2 * sms).div_ceil(tiles.max(1));
+    want.min(8).min(kb / 4).max(1)
+}
+
+/// Whether `cfg` runs the wgmma (fp8 tensor-core, QGMMA) body: 64-row warpgroup tiles with
+/// BN 64 or 128, in builds whose only target is sm_90a (mirror of gemm_uses_wgmma).
+pub fn uses_wgmma(cfg: &KernelConfig) -> bool {
+    let wgmma_build = CUBINS.iter().all(|c| c.arch == "sm_90a");
+    wgmma_build && cfg.block_m % 64 == 0 && cfg.num_warps == 4 * (cfg.block_m / 64) && (cfg.block_n == 64 || cfg.block_n == 128)
+}
+
+/// The config with a fixed split count.
+pub fn with_split_k(cfg: &KernelConfig, splits: u32) -> KernelConfig {
+    let mut c = cfg.clone();
+    c.extra.insert(SPLIT_K_KEY.into(), splits.into());
+    c
+}
 
 /// The cubin for `module` built for compute capability `cc`: `sm_XYa` first, then `sm_XY`.
 pub fn cubin(cc: (i32, i32), module: &str) -> Option<&'static [u8]> {

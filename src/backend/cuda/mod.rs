@@ -305,7 +305,7 @@ impl Backend for CudaBackend {
     fn gemm(&self, p: &GemmProblem, path: &GemmPath) -> Result<Output> {
         p.validate()?;
         self.supports(&p.shape, path).map_err(|reason| Error::Unsupported { path: format!("cuda {}", path.label()), reason })?;
-        let bufs = gemm_launch::DeviceProblem::upload(&self.gpu, p, matches!(path, GemmPath::Vendor))?;
+        let bufs = gemm_launch::DeviceProblem::upload(&self.gpu, p, matches!(path, GemmPath::Vendor), gemm_launch::needs_split_ws(self, &p.shape, path))?;
         gemm_launch::run(self, &bufs, path)?;
         gemm_launch::download(&self.gpu, &bufs)
     }
