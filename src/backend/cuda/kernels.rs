@@ -41,10 +41,14 @@ pub fn split_k(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> u32 {
 }
 
 /// Whether `cfg` runs the wgmma (fp8 tensor-core, QGMMA) body: 64-row warpgroup tiles with
-/// BN 64 or 128, in builds whose only target is sm_90a (mirror of gemm_uses_wgmma).
+/// BN 64 or 128 and 3+ stages, in builds whose only target is sm_90a (mirror of gemm_uses_wgmma).
 pub fn uses_wgmma(cfg: &KernelConfig) -> bool {
     let wgmma_build = CUBINS.iter().all(|c| c.arch == "sm_90a");
-    wgmma_build && cfg.block_m % 64 == 0 && cfg.num_warps == 4 * (cfg.block_m / 64) && (cfg.block_n == 64 || cfg.block_n == 128)
+    wgmma_build
+        && cfg.block_m % 64 == 0
+        && cfg.num_warps == 4 * (cfg.block_m / 64)
+        && (cfg.block_n == 64 || cfg.block_n == 128)
+        && cfg.num_stages.unwrap_or(2) >= 3
 }
 
 /// The config with a fixed split count.
