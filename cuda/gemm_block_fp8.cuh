@@ -276,7 +276,6 @@ __device__ __forceinline__ void gemm_block_fp8_wgmma_body(const uint8_t* __restr
     constexpr int WG = BM / 64;
     constexpr int THREADS = WG * 128;
     static_assert(BM % 64 == 0 && (BN == 64 || BN == 128), "wgmma tile");
-    static_assert(STAGES >= 3, "the wgmma pipeline refills a stage two blocks after use");
     extern __shared__ uint8_t smem_raw[];
     uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
     uint8_t* sA0 = smem;
@@ -309,40 +308,26 @@ __device__ __forceinline__ void gemm_block_fp8_wgmma_body(const uint8_t* __restr
         }
     };
 
-    // Two accumulators: the wgmma of K block `it` runs while block it-1's accumulator is
-    // promoted. So a stage is refilled only two iterations after its wgmma was issued: the
-    // prefetch distance is STAGES - 2.
-    float total[BN / 2], acc0[BN / 2], acc1[BN / 2];
+    float total[BN / 2], acc[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) total[i] = 0.f;
 
 #pragma unroll
-    for (int s = 0; s < STAGES - 2; ++s) {
+    for (int s = 0; s < STAGES - 1; ++s) {
         if (s < NKB) load_stage(s, kb_begin + s);
         cp_async_commit();
     }
     const float* bs_row = Bs + (size_t)(n0 / 128) * KB;
-    const int r_local = wg * 64 + (warp % 4) * 16 + lane / 4;
-    auto promote = [&](const float* acc, int it) {
-        const float sb = __ldg(bs_row + kb_begin + it);
-        const float* sAS = sAS0 + (it % STAGES) * BM;
-        const float s0 = sAS[r_local] * sb, s1 = sAS[r_local + 8] * sb;
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-            total[4 * j + 0] = fmaf(s0, acc[4 * j + 0], total[4 * j + 0]);
-            total[4 * j + 1] = fmaf(s0, acc[4 * j + 1], total[4 * j + 1]);
-            total[4 * j + 2] = fmaf(s1, acc[4 * j + 2], total[4 * j + 2]);
-            total[4 * j + 3] = fmaf(s1, acc[4 * j + 3], total[4 * j + 3]);
-        }
-    };
-    auto step = [&](int it, float* acc, const float* prev) {
-        cp_async_wait<STAGES - 3>();
+    for (int it = 0; it < NKB; ++it) {
+        const int kb = kb_begin + it;
+        cp_async_wait<STAGES - 2>();
         fence_proxy_async_smem();  // cp.async / st.shared writes -> read by the tensor cores
         __syncthreads();
-        // Refills the stage of block it-2, whose wgmma every warp finished (wait_group 1 at it-1).
-        const int pf = it + STAGES - 2;
+        const int pf = it + STAGES - 1;
         if (pf < NKB) load_stage(pf % STAGES, kb_begin + pf);
         cp_async_commit();
+
+        const float sb = __ldg(bs_row + kb);
         const int stage = it % STAGES;
         const uint32_t a_base = smem_u32(sA0 + stage * BM * GEMM_BK + wg * 64 * GEMM_BK);
         const uint32_t b_base = smem_u32(sB0 + stage * BN * GEMM_BK);
@@ -351,21 +336,22 @@ __device__ __forceinline__ void gemm_block_fp8_wgmma_body(const uint8_t* __restr
         for (int ks = 0; ks < GEMM_BK / 32; ++ks)
             Wgmma<BN>::run(acc, wgmma_desc_sw128(a_base + ks * 32), wgmma_desc_sw128(b_base + ks * 32), ks > 0);
         wgmma_commit();
-        if (it > 0) {
-            wgmma_wait1();
-            promote(prev, it - 1);
+        // Waiting here serializes wgmma and promotion inside a CTA; several CTAs per SM overlap
+        // them. (Measured: a two-accumulator overlap inside the CTA was slower, 306 vs 361
+        // TFLOPS at M=4096, from 216 registers per thread and one stage less of prefetch.)
+        wgmma_wait0();
+
+        const float* sAS = sAS0 + stage * BM;
+        const int r = wg * 64 + (warp % 4) * 16 + lane / 4;
+        const float s0 = sAS[r] * sb, s1 = sAS[r + 8] * sb;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+            total[4 * j + 0] = fmaf(s0, acc[4 * j + 0], total[4 * j + 0]);
+            total[4 * j + 1] = fmaf(s0, acc[4 * j + 1], total[4 * j + 1]);
+            total[4 * j + 2] = fmaf(s1, acc[4 * j + 2], total[4 * j + 2]);
+            total[4 * j + 3] = fmaf(s1, acc[4 * j + 3], total[4 * j + 3]);
         }
-    };
-    int it = 0;
-    for (; it + 1 < NKB; it += 2) {
-        step(it, acc0, acc1);
-        step(it + 1, acc1, acc0);
     }
-    if (it < NKB) step(it++, acc0, acc1);
-    wgmma_wait0();
-    // (Two calls, not a selected pointer: a run-time choice would put both arrays in local memory.)
-    if (NKB > 0 && (NKB - 1) % 2 == 0) promote(acc0, NKB - 1);
-    if (NKB > 0 && (NKB - 1) % 2 == 1) promote(acc1, NKB - 1);
     cp_async_wait<0>();
 
     const int row = m0 + wg * 64 + (warp % 4) * 16 + lane / 4;
@@ -378,8 +364,8 @@ __device__ __forceinline__ void gemm_block_fp8_wgmma_body(const uint8_t* __restr
 }
 #endif
 
-// Tiles the wgmma path serves: warpgroups of 64 rows, BN 64 or 128, 3+ stages. build_cuda.rs
-// and kernels.rs mirror this.
+// Tiles the wgmma path serves: warpgroups of 64 rows, BN 64 or 128, 3+ stages (the rule the
+// tuner's candidates follow). build_cuda.rs and kernels.rs mirror this.
 __host__ __device__ constexpr bool gemm_uses_wgmma(int BM, int BN, int WARPS, int STAGES) {
     return BM % 64 == 0 && WARPS == 4 * (BM / 64) && (BN == 64 || BN == 128) && STAGES >= 3;
 }
