@@ -22,6 +22,9 @@ use crate::gemm::{GemmPath, GemmProblem, GemmShape, OutDtype, Output};
 use crate::quant::{QuantizedTokens, QuantizedWeight, ScaleLayout, TokenQuantOptions};
 use runtime::{arg, ptr, DriverResultExt, Gpu, BACKEND};
 
+/// (Mp, N, K, output dtype) of a cuBLASLt problem.
+type LtKey = (usize, usize, usize, OutDtype);
+
 pub struct CudaBackend {
     device: Device,
     cc: (i32, i32),
@@ -29,7 +32,7 @@ pub struct CudaBackend {
     /// cuBLASLt handle, or why the vendor path is unavailable on this device.
     lt: std::result::Result<cublaslt::LtHandle, String>,
     /// Vendor support per (Mp, N, K, out): cuBLASLt's own verdict, asked once.
-    lt_verdicts: Mutex<HashMap<(usize, usize, usize, OutDtype), std::result::Result<(), String>>>,
+    lt_verdicts: Mutex<HashMap<LtKey, std::result::Result<(), String>>>,
     workspace: std::sync::OnceLock<cudarc::driver::CudaSlice<u8>>,
 }
 
@@ -131,7 +134,8 @@ impl CudaBackend {
             .clone()
     }
 
-    /// Quantizes `x` already in device memory (bf16 bits or f32) and returns (q, scales).
+    /// Quantizes `x` already in device memory (bf16 bits or f32) into `q` and `s`.
+    #[allow(clippy::too_many_arguments)]
     fn quant_tokens_dev(
         &self,
         x: u64,
