@@ -287,3 +287,29 @@ fn bench() {
         std::fs::write(path, &table).unwrap();
     }
 }
+
+/// BlockScaledGemm on the CUDA backend: a tuned file is followed, no file goes to cuBLASLt,
+/// and a shape cuBLASLt cannot serve (N = 129) falls back to the kernel default; each result
+/// matches the reference.
+#[test]
+fn planner_follows_tuned_files_and_falls_back() {
+    use blockfp8::config::{dense_file_name, ConfigTable, Library};
+    use blockfp8::BlockScaledGemm;
+    use std::sync::Arc;
+    let Some(be) = gpu() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut tuned = kernels::heuristic_config(&GemmShape { m: 17, n: 576, k: 1280, block: (128, 128), format: FN, out_dtype: OutDtype::Bf16 });
+    tuned.group_m = 4;
+    let table = ConfigTable::from_entries(vec![(16, tuned.clone())]).unwrap();
+    std::fs::write(dir.path().join(dense_file_name(576, 1280, &be.device().name, "fp8_w8a8", (128, 128))), table.to_json()).unwrap();
+    let lib = Arc::new(Library::new(vec![dir.path().to_path_buf()], false, false));
+    let be: Arc<dyn Backend> = Arc::new(be);
+    let gemm = BlockScaledGemm::new(be.clone(), lib);
+    for (n, k, want) in [(576, 1280, GemmPath::Tuned(tuned.clone())), (2112, 1280, GemmPath::Vendor), (129, 1280, GemmPath::KernelDefault)] {
+        let q = random_quantized_problem_with(17, n, k, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 77 + n as u64);
+        let p = q.problem();
+        assert_eq!(gemm.plan(&p.shape), want, "N={n} K={k}");
+        let out = gemm.run(&p).unwrap();
+        assert_output_close(&out, OutDtype::Bf16, &reference_gemm_f64(&p), calc_diff_bound(OutDtype::Bf16), &format!("planned N={n} K={k}"));
+    }
+}
