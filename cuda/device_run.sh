@@ -8,6 +8,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 date -u >> $OUT/gpu.txt
 if command -v cuobjdump >/dev/null || [ -x /usr/local/cuda/bin/cuobjdump ]; then
   CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+  ls $B/*.cubin >/dev/null 2>&1 || CUOBJ=true  # no cubins carried: skip the SASS dump
   for c in $B/*.cubin; do
     echo "== $c"; $CUOBJ --dump-sass $c | grep -oE "\b(HMMA|QGMMA|HGMMA|IMMA|FFMA|LDSM|LDGSTS|LDL|STL)[A-Z0-9_.]*" | sort | uniq -c
   done > $OUT/sass_summary.txt 2>&1
