@@ -1,3 +1,372 @@
-pub fn build(out_dir: &std::path::Path) {
-    let _ = out_dir;
+//! Build step for feature `cuda`: compiles `cuda/*.cu` to cubins with nvcc and embeds them.
+//!
+//! - nvcc: `$BLOCKFP8_NVCC`, then `$CUDA_HOME/bin/nvcc`, `$CUDA_PATH/bin/nvcc`, then `nvcc` on
+//!   PATH, then the PyPI wheel (`site-packages/nvidia/cu13/bin/nvcc`). Release 12.8 or newer.
+//! - Architectures: `$BLOCKFP8_CUDA_ARCHS`, comma separated (default `sm_90a`). The GEMM needs
+//!   `mma ... e4m3` (sm_89 or newer).
+//! - GEMM configs are template parameters. Compiled: the default set, the configs named by the
+//!   shipped `configs/*H100*|*H200*.json` files (where the kernel can run them), and with
+//!   feature `tuning-full` the whole candidate set (bf16 output only for the extras).
+//! - `OUT_DIR/cuda_resource_report.txt` keeps ptxas' `-v` report; a spill in a GEMM kernel
+//!   fails the build. `OUT_DIR/cuda_kernels.rs` is the typed index the runtime loads from.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DEFAULT_ARCHS: &str = "sm_90a";
+const MIN_VERSION: (u32, u32) = (12, 8);
+const INSTALL_HINT: &str = "install the CUDA toolkit (12.8+), or on a machine without CUDA: \
+     `pip install nvidia-cuda-nvcc==13.0.88 nvidia-cuda-runtime==13.0.96 \"nvidia-cuda-crt==13.0.*\" \
+     \"nvidia-nvvm==13.0.*\" nvidia-cuda-cccl` (then nvcc is found in site-packages/nvidia/cu13/bin), \
+     or point BLOCKFP8_NVCC at an nvcc binary";
+/// Translation units compiled in parallel for the GEMM instantiations.
+const GEMM_PARTS: usize = 2;
+const MAX_SMEM: u32 = 227 * 1024;
+
+/// One GEMM instantiation (tile config x output dtype). Must match `gemm_block_fp8.cuh`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Tile {
+    bm: u32,
+    bn: u32,
+    warps: u32,
+    stages: u32,
+}
+
+impl Tile {
+    fn tag(&self) -> String {
+        format!("m{}n{}w{}s{}", self.bm, self.bn, self.warps, self.stages)
+    }
+    /// Dynamic shared memory: the stages plus 1024 bytes to align swizzle atoms.
+    fn smem(&self) -> u32 {
+        self.stages * ((self.bm + self.bn) * 128 + self.bm * 4) + 1024
+    }
+    /// Mirror of `gemm_uses_wgmma` in gemm_block_fp8.cuh (on sm_90a builds).
+    fn wgmma(&self) -> bool {
+        self.bm % 64 == 0 && self.warps == 4 * (self.bm / 64) && (self.bn == 64 || self.bn == 128) && self.stages >= 3
+    }
+}
+
+/// Mirror of `gemm_warps_m` in gemm_block_fp8.cuh (0 = no layout fits).
+fn warps_m(bm: u32, bn: u32, warps: u32) -> u32 {
+    let (mut best, mut best_score) = (0, u32::MAX);
+    let mut wm = 1;
+    while wm <= warps {
+        let wn = warps / wm;
+        if bm % (wm * 16) == 0 && bn % (wn * 16) == 0 {
+            let score = (bm / wm).abs_diff(bn / wn);
+            if score < best_score {
+                best_score = score;
+                best = wm;
+            }
+        }
+        wm *= 2;
+    }
+    best
+}
+
+/// Why the kernel cannot run a tile, if it cannot. Mirrored at run time by kernels.rs
+/// (which only sees what was compiled).
+fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
+    if t.bm == 0 || t.bm % 16 != 0 || t.bm > 256 {
+        return Some(format!("BLOCK_SIZE_M={} (needs a multiple of 16 up to 256)", t.bm));
+    }
+    if t.bn < 16 || 128 % t.bn != 0 {
+        return Some(format!("BLOCK_SIZE_N={} (needs 16, 32, 64 or 128)", t.bn));
+    }
+    if t.warps != 4 && t.warps != 8 {
+        return Some(format!("num_warps={} (needs 4 or 8)", t.warps));
+    }
+    if !(2..=8).contains(&t.stages) {
+        return Some(format!("num_stages={} (needs 2..8)", t.stages));
+    }
+    let wm = warps_m(t.bm, t.bn, t.warps);
+    if wm == 0 {
+        return Some(format!("no warp layout for a {}x{} tile with {} warps", t.bm, t.bn, t.warps));
+    }
+    // Accumulator + promoted total live in registers: above 32x32 per warp, the mma.sync
+    // body spills (the wgmma body holds 64 x BN per warpgroup and does not).
+    let (wtm, wtn) = (t.bm / wm, t.bn / (t.warps / wm));
+    if wtm * wtn > 1024 && !(wgmma_build && t.wgmma()) {
+        return Some(format!("warp tile {wtm}x{wtn} too large (spills; at most 1024 elements)"));
+    }
+    if t.smem() > MAX_SMEM {
+        return Some(format!("{} bytes of shared memory (max {MAX_SMEM})", t.smem()));
+    }
+    None
+}
+
+/// Compiled for every build: the kernel default and the small-M / large-M heuristic tiles.
+/// (128x128 with 8 warps and 64x128 with 4 run wgmma on sm_90a builds.)
+fn default_tiles(wgmma_build: bool) -> Vec<Tile> {
+    let wg: &[(u32, u32, u32, u32)] = if wgmma_build { &[(128, 128, 8, 4), (64, 128, 4, 4)] } else { &[] };
+    [(64, 128, 8, 4), (16, 64, 4, 6), (32, 64, 4, 6), (64, 64, 4, 4), (128, 64, 8, 4)]
+        .iter()
+        .chain(wg)
+        .map(|&(bm, bn, warps, stages)| Tile { bm, bn, warps, stages })
+        .collect()
+}
+
+fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
+    let mut out = Vec::new();
+    for bm in [16, 32, 64, 128] {
+        for bn in [32, 64, 128] {
+            for warps in [4, 8] {
+                for stages in [3, 4, 5, 6, 8] {
+                    let t = Tile { bm, bn, warps, stages };
+                    if tile_problem(&t, wgmma_build).is_none() {
+                        out.push(t);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Tiles named by shipped NVIDIA Hopper config files; the report lists those skipped.
+fn shipped_tiles(report: &mut String, wgmma_build: bool) -> Vec<Tile> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir("configs") else { return out };
+    let mut files: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    files.sort();
+    for f in files {
+        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if !name.ends_with(".json") || !(name.contains("H100") || name.contains("H200")) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&f) else { continue };
+        let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(&text) else {
+            let _ = writeln!(report, "config {name}: not a JSON object, skipped");
+            continue;
+        };
+        for (m, entry) in map {
+            let get = |k: &str| entry.get(k).and_then(|v| v.as_u64()).map(|v| v as u32);
+            let (Some(bm), Some(bn), Some(bk), Some(warps)) =
+                (get("BLOCK_SIZE_M"), get("BLOCK_SIZE_N"), get("BLOCK_SIZE_K"), get("num_warps"))
+            else {
+                continue;
+            };
+            let t = Tile { bm, bn, warps, stages: get("num_stages").unwrap_or(2) };
+            let problem = if bk != 128 { Some(format!("BLOCK_SIZE_K={bk} (needs 128)")) } else { tile_problem(&t, wgmma_build) };
+            match problem {
+                None => out.push(t),
+                Some(why) => {
+                    let _ = writeln!(report, "config {name} M={m}: {why}; not compiled");
+                }
+            }
+        }
+    }
+    out
+}
+
+fn find_nvcc() -> PathBuf {
+    if let Ok(p) = std::env::var("BLOCKFP8_NVCC") {
+        return PathBuf::from(p);
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Ok(root) = std::env::var(var) {
+            let p = Path::new(&root).join("bin").join("nvcc");
+            if p.exists() {
+                return p;
+            }
+        }
+    }
+    if Command::new("nvcc").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return PathBuf::from("nvcc");
+    }
+    let py = "import nvidia, os; print(list(nvidia.__path__)[0])";
+    if let Ok(o) = Command::new("python3").args(["-c", py]).output() {
+        let root = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+        for sub in ["cu13", "cuda_nvcc", "cu12"] {
+            let p = root.join(sub).join("bin").join("nvcc");
+            if p.exists() {
+                return p;
+            }
+        }
+    }
+    panic!("blockfp8 (feature `cuda`): no nvcc found (BLOCKFP8_NVCC, CUDA_HOME, CUDA_PATH, PATH, PyPI wheel); {INSTALL_HINT}");
+}
+
+fn check_version(nvcc: &Path) {
+    let out = Command::new(nvcc)
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| panic!("blockfp8: cannot run {}: {e}; {INSTALL_HINT}", nvcc.display()));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text.split("release ").nth(1).and_then(|r| {
+        let v = r.split(',').next()?;
+        let mut it = v.trim().split('.');
+        Some((it.next()?.parse::<u32>().ok()?, it.next()?.parse::<u32>().ok()?))
+    });
+    match version {
+        Some(v) if v >= MIN_VERSION => {}
+        Some(v) => panic!(
+            "blockfp8: {} is CUDA {}.{}, need {}.{}+ (fp8 mma and sm_90a); {INSTALL_HINT}",
+            nvcc.display(),
+            v.0,
+            v.1,
+            MIN_VERSION.0,
+            MIN_VERSION.1
+        ),
+        None => panic!("blockfp8: cannot read the version of {} from {text:?}; {INSTALL_HINT}", nvcc.display()),
+    }
+}
+
+struct Job {
+    module: String,
+    arch: String,
+    src: PathBuf,
+    defines: Vec<String>,
+}
+
+fn compile(nvcc: &Path, out_dir: &Path, job: &Job) -> (PathBuf, String) {
+    let cubin = out_dir.join(format!("{}_{}.cubin", job.module, job.arch));
+    let compute = job.arch.replacen("sm_", "compute_", 1);
+    let mut cmd = Command::new(nvcc);
+    cmd.arg("-cubin")
+        .arg("-O3")
+        .arg("-std=c++17")
+        .arg(format!("-gencode=arch={compute},code={}", job.arch))
+        .arg("-Xptxas")
+        .arg("-v")
+        .arg("-I")
+        .arg("cuda")
+        .arg("-I")
+        .arg(out_dir);
+    for d in &job.defines {
+        cmd.arg(format!("-D{d}"));
+    }
+    cmd.arg(&job.src).arg("-o").arg(&cubin);
+    let out = cmd.output().unwrap_or_else(|e| panic!("blockfp8: cannot run {}: {e}", nvcc.display()));
+    let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        panic!("blockfp8: nvcc failed on {} ({}):\n{log}", job.src.display(), job.arch);
+    }
+    (cubin, log)
+}
+
+/// GEMM entries whose ptxas report shows spills or a stack frame (local-memory arrays).
+fn spilled_gemm_kernels(log: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let mut current = String::new();
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            current = rest.split('\'').next().unwrap_or("").to_string();
+        } else if line.contains("spill stores") && current.contains("gemm") {
+            // A stack frame means a register array went to local memory: as bad as a spill.
+            let zero = line.trim_start().starts_with("0 bytes stack frame")
+                && line.contains(" 0 bytes spill stores")
+                && line.contains(" 0 bytes spill loads");
+            if !zero {
+                bad.push(format!("{current}: {}", line.trim()));
+            }
+        }
+    }
+    bad
+}
+
+pub fn build(out_dir: &Path) {
+    for var in ["BLOCKFP8_NVCC", "CUDA_HOME", "CUDA_PATH", "BLOCKFP8_CUDA_ARCHS"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    println!("cargo:rerun-if-changed=cuda");
+    let nvcc = find_nvcc();
+    check_version(&nvcc);
+    let archs: Vec<String> = std::env::var("BLOCKFP8_CUDA_ARCHS")
+        .unwrap_or_else(|_| DEFAULT_ARCHS.into())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+
+    let mut report = format!("nvcc: {}\narchs: {}\n", nvcc.display(), archs.join(","));
+    // wgmma tiles only when every target is sm_90a (elsewhere they would take the mma.sync body).
+    let wgmma_build = archs.iter().all(|a| a == "sm_90a");
+    let mut all: BTreeSet<Tile> = default_tiles(wgmma_build).into_iter().collect();
+    all.extend(shipped_tiles(&mut report, wgmma_build));
+    let full: BTreeSet<Tile> =
+        if cfg!(feature = "tuning-full") { candidate_tiles(wgmma_build).into_iter().collect() } else { BTreeSet::new() };
+    // (tile, out dtypes): default/shipped tiles get every output dtype, extra tuning tiles bf16.
+    let mut instances: Vec<(Tile, Vec<&str>)> = all.iter().map(|t| (*t, vec!["bf16", "f16", "f32"])).collect();
+    instances.extend(full.difference(&all).map(|t| (*t, vec!["bf16"])));
+
+    let mut parts = vec![String::new(); GEMM_PARTS];
+    let mut table = String::new();
+    for (i, (t, outs)) in instances.iter().enumerate() {
+        let part = i % GEMM_PARTS;
+        for out in outs {
+            let ty = match *out {
+                "bf16" => "__nv_bfloat16",
+                "f16" => "__half",
+                _ => "float",
+            };
+            let _ = writeln!(parts[part], "BLOCKFP8_GEMM_INSTANCE_T({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages);
+            let _ = writeln!(
+                table,
+                "    GemmInstance {{ block_m: {}, block_n: {}, num_warps: {}, num_stages: {}, out: {out:?}, module: \"gemm_block_fp8_{part}\", symbol: \"sm90_gemm_block_fp8_{}_{out}\", smem_bytes: {} }},",
+                t.bm, t.bn, t.warps, t.stages, t.tag(), t.smem()
+            );
+        }
+    }
+    for (p, text) in parts.iter().enumerate() {
+        std::fs::write(out_dir.join(format!("gemm_instances_{p}.inc")), text).expect("write gemm instances");
+    }
+
+    let mut jobs = Vec::new();
+    for arch in &archs {
+        for stem in ["quant_per_token_group", "quant_weight_blocks", "splitk_convert"] {
+            jobs.push(Job { module: stem.into(), arch: arch.clone(), src: format!("cuda/{stem}.cu").into(), defines: vec![] });
+        }
+        for p in 0..GEMM_PARTS {
+            jobs.push(Job {
+                module: format!("gemm_block_fp8_{p}"),
+                arch: arch.clone(),
+                src: "cuda/gemm_block_fp8.cu".into(),
+                defines: vec![format!("BLOCKFP8_GEMM_PART={p}")],
+            });
+        }
+    }
+    let results: Vec<(PathBuf, String)> = std::thread::scope(|s| {
+        let handles: Vec<_> = jobs.iter().map(|j| s.spawn(|| compile(&nvcc, out_dir, j))).collect();
+        handles.into_iter().map(|h| h.join().expect("nvcc thread")).collect()
+    });
+
+    let mut spills = Vec::new();
+    let mut cubins = String::new();
+    for (job, (cubin, log)) in jobs.iter().zip(&results) {
+        let _ = writeln!(report, "\n== {} ({})\n{log}", job.module, job.arch);
+        spills.extend(spilled_gemm_kernels(log));
+        let _ = writeln!(
+            cubins,
+            "    CubinImage {{ arch: {:?}, module: {:?}, bytes: include_bytes!({:?}) }},",
+            job.arch,
+            job.module,
+            cubin.display().to_string()
+        );
+    }
+    std::fs::write(out_dir.join("cuda_resource_report.txt"), &report).expect("write resource report");
+    if !spills.is_empty() {
+        panic!(
+            "blockfp8: GEMM kernels spill registers (see {}):\n{}",
+            out_dir.join("cuda_resource_report.txt").display(),
+            spills.join("\n")
+        );
+    }
+
+    let src = format!(
+        "// Generated by cuda/build_cuda.rs.\n\
+         /// One embedded cubin: `module` is the .cu stem (GEMM parts carry a suffix).\n\
+         pub struct CubinImage {{ pub arch: &'static str, pub module: &'static str, pub bytes: &'static [u8] }}\n\
+         /// One compiled GEMM instantiation: a tile config and an output dtype.\n\
+         #[derive(Clone, Copy, Debug, PartialEq, Eq)]\n\
+         pub struct GemmInstance {{ pub block_m: u32, pub block_n: u32, pub num_warps: u32, pub num_stages: u32, pub out: &'static str, pub module: &'static str, pub symbol: &'static str, pub smem_bytes: u32 }}\n\
+         pub static CUBINS: &[CubinImage] = &[\n{cubins}];\n\
+         pub static GEMM_INSTANCES: &[GemmInstance] = &[\n{table}];\n\
+         /// ptxas -v output of this build.\n\
+         pub static RESOURCE_REPORT: &str = include_str!({:?});\n",
+        out_dir.join("cuda_resource_report.txt").display().to_string()
+    );
+    std::fs::write(out_dir.join("cuda_kernels.rs"), src).expect("write cuda_kernels.rs");
 }

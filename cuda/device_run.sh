@@ -1,0 +1,25 @@
+#!/bin/bash
+# Runs the CUDA tests and the benchmark on the device machine from .device-bin/ (binaries
+# built on the CPU machine). Usage: bash .device-bin/device_run.sh [tests|bench|all]
+set -u
+B=.device-bin
+what=${1:-all}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee $OUT/gpu.txt
+date -u >> $OUT/gpu.txt
+if command -v cuobjdump >/dev/null || [ -x /usr/local/cuda/bin/cuobjdump ]; then
+  CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+  ls $B/*.cubin >/dev/null 2>&1 || CUOBJ=true  # no cubins carried: skip the SASS dump
+  for c in $B/*.cubin; do
+    echo "== $c"; $CUOBJ --dump-sass $c | grep -oE "\b(HMMA|QGMMA|HGMMA|IMMA|FFMA|LDSM|LDGSTS|LDL|STL)[A-Z0-9_.]*" | sort | uniq -c
+  done > $OUT/sass_summary.txt 2>&1
+  for c in $B/gemm_block_fp8_*_sm_90a.cubin; do $CUOBJ --dump-sass $c; done | awk '/Function : sm90_gemm_block_fp8_m128n128w8s4_bf16/{f=1} f&&/Function : /&&!/m128n128w8s4_bf16/{f=0} f' > $OUT/sass_default_bf16.txt; grep -cE "QGMMA" $OUT/sass_default_bf16.txt > $OUT/sass_default_qgmma_count.txt; grep -E "QGMMA|HMMA|LDL|STL" $OUT/sass_default_bf16.txt | head -20 > $OUT/sass_default_excerpt.txt
+fi
+T=$(ls $B/cuda-* | head -1)
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  timeout ${TEST_TIMEOUT:-280} $T --test-threads 4 --nocapture > $OUT/tests.log 2>&1; echo "tests rc=$?" >> $OUT/tests.log
+  grep -E "^test |test result|panicked|calc_diff|rc=" $OUT/tests.log | tail -30
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  BLOCKFP8_BENCH_OUT=$OUT/bench.md timeout ${BENCH_TIMEOUT:-280} $T --ignored bench --nocapture > $OUT/bench.log 2>&1; echo "bench rc=$?" >> $OUT/bench.log
+  cat $OUT/bench.md 2>/dev/null || tail -20 $OUT/bench.log
+fi

@@ -1,0 +1,177 @@
+//! H200 benchmark core: on the anchor shapes, the vendor path (cuBLASLt), the kernel's
+//! default path and every compiled kernel config (best reported), timed in one run; and the
+//! token-quantization bandwidth. Inputs are random fp8 bytes (no NaN patterns) with random
+//! positive scales; the kernel's best and cuBLASLt are cross-checked with calc_diff.
+
+use std::fmt::Write as _;
+
+use crate::backend::{Backend, TimingOptions};
+use crate::config::KernelConfig;
+use crate::error::Result;
+use crate::formats::Fp8Format;
+use crate::gemm::{calc_diff, ActScales, GemmPath, GemmProblem, GemmShape, OutDtype};
+use crate::quant::{ScaleLayout, TokenQuantOptions};
+
+use super::CudaBackend;
+
+/// (M, N, K) of shared/docs/anchors.md, with its "vLLM Triton, best of sweep" and
+/// cuBLASLt microseconds for reference.
+pub const ANCHORS: [(usize, usize, usize, f64, f64); 16] = [
+    (8, 4096, 7168, 21.5, 20.8),
+    (8, 7168, 18432, 60.9, 51.3),
+    (8, 18432, 7168, 43.2, 60.3),
+    (64, 4096, 7168, 24.7, 26.7),
+    (64, 7168, 18432, 70.0, 60.8),
+    (64, 18432, 7168, 52.7, 60.2),
+    (64, 24576, 1536, 15.4, 20.8),
+    (64, 32768, 512, 8.9, 13.3),
+    (64, 7168, 16384, 61.1, 53.9),
+    (128, 4096, 7168, 27.6, 27.9),
+    (128, 7168, 18432, 81.8, 61.5),
+    (128, 18432, 7168, 86.2, 59.7),
+    (1024, 4096, 7168, 88.6, 52.9),
+    (1024, 18432, 7168, 417.1, 219.6),
+    (2048, 4096, 7168, 176.9, 104.3),
+    (4096, 4096, 7168, 350.6, 204.5),
+];
+
+/// Copy bandwidth measured on the H200 (anchors.md), for the bytes floor.
+pub const COPY_BW: f64 = 4.25e12;
+
+struct Owned {
+    shape: GemmShape,
+    a: Vec<u8>,
+    a_scales: Vec<f32>,
+    b: Vec<u8>,
+    b_scales: Vec<f32>,
+}
+
+impl Owned {
+    fn random(m: usize, n: usize, k: usize, seed: u64) -> Self {
+        let mut s = seed | 1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        // Bytes with exponent field <= 13 and not NaN: values up to about +-160.
+        let mut fp8 = |len: usize| -> Vec<u8> { (0..len).map(|_| (next() >> 56) as u8 & 0xEF).collect() };
+        let a = fp8(m * k);
+        let b = fp8(n * k);
+        let shape = GemmShape { m, n, k, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
+        let mut s2 = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut scale = move || {
+            s2 ^= s2 << 13;
+            s2 ^= s2 >> 7;
+            s2 ^= s2 << 17;
+            1e-3 * (1.0 + (s2 >> 40) as f32 / (1u64 << 24) as f32)
+        };
+        let a_scales = (0..m * shape.k_blocks()).map(|_| scale()).collect();
+        let b_scales = (0..shape.n_blocks() * shape.k_blocks()).map(|_| scale()).collect();
+        Owned { shape, a, a_scales, b, b_scales }
+    }
+    fn problem(&self) -> GemmProblem<'_> {
+        GemmProblem {
+            shape: self.shape,
+            a: &self.a,
+            a_scales: ActScales { data: &self.a_scales, layout: ScaleLayout::RowMajor },
+            b: &self.b,
+            b_scales: &self.b_scales,
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Runs the GEMM table and the quantization table; returns them as Markdown.
+pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: bool) -> Result<String> {
+    let t = TimingOptions { warmup: 3, repeats: 15, rotate_bytes: 256 << 20 };
+    let mut out = String::new();
+    let dev = be.device();
+    let _ = writeln!(out, "device: {} ({}, {} SMs); timing: median of {} repeats, each over rotating input copies >= 256 MiB, CUDA events", dev.name, dev.arch, dev.compute_units, t.repeats);
+    let _ = writeln!(out, "\n| M | N | K | floor us | cuBLASLt us (TFLOPS) | kernel default us (cfg) | kernel best us (cfg, TFLOPS) | best/cuBLASLt | anchors: vLLM best / cuBLASLt us | calc_diff best vs cuBLASLt |");
+    let _ = writeln!(out, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let candidates: Vec<KernelConfig> = if sweep { be.candidate_configs() } else { Vec::new() };
+    for (i, &(m, n, k, vllm_best, lt_anchor)) in shapes.iter().enumerate() {
+        let owned = Owned::random(m, n, k, 1000 + i as u64);
+        let p = owned.problem();
+        let floor = p.shape.min_bytes() / COPY_BW * 1e6;
+        let tflops = |us: f64| p.shape.flops() / (us * 1e-6) / 1e12;
+        let vendor = match be.supports(&p.shape, &GemmPath::Vendor) {
+            Ok(()) => Some(median(be.time_gemm(&p, &GemmPath::Vendor, &t)?) * 1e6),
+            Err(why) => {
+                log::warn!("vendor path unavailable for {m}x{n}x{k}: {why}");
+                None
+            }
+        };
+        let default_cfg = super::kernels::heuristic_config(&p.shape);
+        let sms = dev.compute_units;
+        let label = |c: &KernelConfig| format!("{} split{}{}", c.short(), super::kernels::split_k(c, &p.shape, sms), if super::kernels::uses_wgmma(c) { " wgmma" } else { " mma.sync" });
+        let default_us = median(be.time_gemm(&p, &GemmPath::KernelDefault, &t)?) * 1e6;
+        let mut best = (default_us, default_cfg.clone());
+        for cfg in &candidates {
+            let path = GemmPath::Tuned(cfg.clone());
+            if be.supports(&p.shape, &path).is_err() {
+                continue;
+            }
+            let quick = TimingOptions { warmup: 1, repeats: 5, ..t.clone() };
+            let us = median(be.time_gemm(&p, &path, &quick)?) * 1e6;
+            if us < best.0 {
+                best = (us, cfg.clone());
+            }
+        }
+        // Explicit K splits for the winner (the automatic choice is what the sweep timed).
+        if sweep {
+            let quick = TimingOptions { warmup: 1, repeats: 5, ..t.clone() };
+            for splits in [1u32, 2, 4, 8] {
+                let cfg = super::kernels::with_split_k(&best.1, splits);
+                let us = median(be.time_gemm(&p, &GemmPath::Tuned(cfg.clone()), &quick)?) * 1e6;
+                if us < best.0 {
+                    best = (us, cfg);
+                }
+            }
+        }
+        // Re-time the winner with the full repeat count.
+        if best.1 != default_cfg {
+            best.0 = median(be.time_gemm(&p, &GemmPath::Tuned(best.1.clone()), &t)?) * 1e6;
+        }
+        let diff = match vendor {
+            Some(_) => {
+                let a = be.gemm(&p, &GemmPath::Tuned(best.1.clone()))?.to_f64();
+                let b = be.gemm(&p, &GemmPath::Vendor)?.to_f64();
+                format!("{:.1e}", calc_diff(&a, &b))
+            }
+            None => "-".into(),
+        };
+        let (v_txt, ratio) = match vendor {
+            Some(v) => (format!("{v:.1} ({:.0})", tflops(v)), format!("{:.2}x", v / best.0)),
+            None => ("-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            out,
+            "| {m} | {n} | {k} | {floor:.1} | {v_txt} | {default_us:.1} ({}) | {:.1} ({}, {:.0}) | {ratio} | {vllm_best} / {lt_anchor} | {diff} |",
+            label(&default_cfg),
+            best.0,
+            label(&best.1),
+            tflops(best.0)
+        );
+        eprintln!("done {m}x{n}x{k}");
+    }
+
+    let _ = writeln!(out, "\n| quantization M x K | input | scales | us | TB/s (bytes read + written) |");
+    let _ = writeln!(out, "|---|---|---|--:|--:|");
+    for &(m, k) in &[(4096usize, 7168usize), (16384, 7168), (65536, 7168)] {
+        for (bf16_in, layout) in [(true, ScaleLayout::RowMajor), (true, ScaleLayout::ColumnMajor), (false, ScaleLayout::RowMajor)] {
+            let mut opts = TokenQuantOptions::new(Fp8Format::E4m3fn);
+            opts.layout = layout;
+            let us = median(be.time_quantize_tokens(m, k, bf16_in, &opts, &t)?) * 1e6;
+            let bytes = (m * k * if bf16_in { 2 } else { 4 } + m * k + 4 * m * k.div_ceil(128)) as f64;
+            let _ = writeln!(out, "| {m} x {k} | {} | {layout:?} | {us:.1} | {:.2} |", if bf16_in { "bf16" } else { "f32" }, bytes / (us * 1e-6) / 1e12);
+        }
+    }
+    Ok(out)
+}

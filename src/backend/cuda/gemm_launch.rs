@@ -1,0 +1,217 @@
+//! Device-side GEMM problems: upload (kernel or cuBLASLt layout), launch along a path,
+//! download, and event timing over rotating input copies (more bytes than L2).
+
+use cudarc::driver::{result, sys, CudaSlice};
+use half::{bf16, f16};
+
+use super::kernels;
+use super::runtime::{arg, ptr, DriverResultExt, Gpu};
+use super::{cublaslt, CudaBackend};
+use crate::backend::TimingOptions;
+use crate::error::{Error, Result};
+use crate::gemm::{GemmPath, GemmProblem, GemmShape, OutDtype, Output};
+use crate::quant::ScaleLayout;
+
+/// One problem's device buffers. For the vendor path A has Mp = round_up(M, 4) rows (zero
+/// padded), activation scales are M-major with Mp rows, weight scales have round_up(L, 4)
+/// columns, and C is [Mp, N].
+pub(crate) struct DeviceProblem {
+    pub shape: GemmShape,
+    pub vendor: bool,
+    pub a: CudaSlice<u8>,
+    pub a_scales: CudaSlice<f32>,
+    pub a_layout: ScaleLayout,
+    pub b: CudaSlice<u8>,
+    pub b_scales: CudaSlice<f32>,
+    pub c: CudaSlice<u8>,
+    pub c_rows: usize,
+    /// fp32 [M, N] split-K sums (one element when the path does not split K).
+    pub ws: CudaSlice<f32>,
+}
+
+impl DeviceProblem {
+    pub fn upload(gpu: &Gpu, p: &GemmProblem, vendor: bool, split_ws: bool) -> Result<Self> {
+        let s = p.shape;
+        let (kb, mp) = (s.k_blocks(), s.padded_m());
+        let (a, a_scales, a_layout, b_scales, c_rows) = if vendor {
+            let mut a = p.a.to_vec();
+            a.resize(mp * s.k, 0);
+            let mut sc = vec![0.0f32; kb * mp];
+            for m in 0..s.m {
+                for g in 0..kb {
+                    sc[g * mp + m] = p.a_scale(m, g);
+                }
+            }
+            let bs = cublaslt::pad_weight_scales(p.b_scales, s.n_blocks(), kb);
+            (gpu.upload(&a)?, gpu.upload(&sc)?, ScaleLayout::ColumnMajor, gpu.upload(&bs)?, mp)
+        } else {
+            (gpu.upload(p.a)?, gpu.upload(p.a_scales.data)?, p.a_scales.layout, gpu.upload(p.b_scales)?, s.m)
+        };
+        let c = gpu.zeros::<u8>(c_rows * s.n * s.out_dtype.bytes())?;
+        let ws = gpu.zeros::<f32>(if split_ws { s.m * s.n } else { 1 })?;
+        Ok(DeviceProblem { shape: s, vendor, a, a_scales, a_layout, b: gpu.upload(p.b)?, b_scales, c, c_rows, ws })
+    }
+
+    /// A copy of the inputs (for rotation) sharing nothing with `self`.
+    fn duplicate(&self, gpu: &Gpu) -> Result<Self> {
+        let st = &gpu.stream;
+        Ok(DeviceProblem {
+            shape: self.shape,
+            vendor: self.vendor,
+            a: st.clone_dtod(&self.a).dev("cuMemcpyDtoD")?,
+            a_scales: st.clone_dtod(&self.a_scales).dev("cuMemcpyDtoD")?,
+            a_layout: self.a_layout,
+            b: st.clone_dtod(&self.b).dev("cuMemcpyDtoD")?,
+            b_scales: st.clone_dtod(&self.b_scales).dev("cuMemcpyDtoD")?,
+            c: gpu.zeros::<u8>(self.c.len())?,
+            c_rows: self.c_rows,
+            ws: gpu.zeros::<f32>(self.ws.len())?,
+        })
+    }
+
+    fn bytes(&self) -> usize {
+        self.a.len() + self.b.len() + self.c.len() + 4 * (self.a_scales.len() + self.b_scales.len() + self.ws.len())
+    }
+}
+
+/// Poisons C with 0xFF bytes (NaN in f32, bf16 and f16), so an unwritten element shows.
+fn poison(gpu: &Gpu, d: &DeviceProblem) -> Result<()> {
+    // SAFETY: C is a live allocation of exactly c.len() bytes.
+    unsafe { result::memset_d8_async(ptr(&d.c, &gpu.stream), 0xFF, d.c.len(), gpu.stream.cu_stream()) }.dev("cuMemsetD8Async")
+}
+
+/// Enqueues one product along `path` (already checked by `supports`).
+pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Result<()> {
+    let st = &be.gpu.stream;
+    let s = d.shape;
+    let (a, as_, b, bs, c) = (ptr(&d.a, st), ptr(&d.a_scales, st), ptr(&d.b, st), ptr(&d.b_scales, st), ptr(&d.c, st));
+    let cfg = match path {
+        GemmPath::Vendor => {
+            let h = be.lt.as_ref().map_err(|w| Error::Unsupported { path: "cuda vendor".into(), reason: w.clone() })?;
+            let plan = cublaslt::LtPlan::new(h, d.c_rows, s.n, s.k, s.out_dtype)?;
+            let ws = workspace(be)?;
+            // SAFETY: buffers laid out for cuBLASLt by DeviceProblem::upload (vendor = true).
+            return unsafe { plan.run(h, b, bs, a, as_, c, ptr(ws, st), st.cu_stream() as _) };
+        }
+        GemmPath::Tuned(cfg) => cfg.clone(),
+        GemmPath::KernelDefault => kernels::heuristic_config(&s),
+    };
+    let inst = kernels::find_gemm(&cfg, s.out_dtype).map_err(|reason| Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason })?;
+    let f = be.function(inst.module, inst.symbol, inst.smem_bytes)?;
+    let kb = s.k_blocks();
+    let (as_m, as_kb) = match d.a_layout {
+        ScaleLayout::RowMajor => (kb as i32, 1i32),
+        ScaleLayout::ColumnMajor => (1i32, s.padded_m() as i32),
+    };
+    let (m, n, k, gm) = (s.m as i32, s.n as i32, s.k as i32, cfg.group_m.max(1) as i32);
+    let tiles = s.m.div_ceil(inst.block_m as usize) * s.n.div_ceil(inst.block_n as usize);
+    if tiles > i32::MAX as usize {
+        return Err(Error::shape("gemm", format!("{tiles} tiles exceed the grid limit")));
+    }
+    let splits = kernels::split_k(&cfg, &s, be.device.compute_units);
+    if splits > 1 && d.ws.len() < s.m * s.n {
+        return Err(Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason: "split-K workspace not allocated".into() });
+    }
+    let ws = ptr(&d.ws, st);
+    if splits > 1 {
+        // SAFETY: ws holds M*N floats.
+        unsafe { result::memset_d8_async(ws, 0, s.m * s.n * 4, st.cu_stream()) }.dev("cuMemsetD8Async")?;
+    }
+    let mut args = [arg(&a), arg(&as_), arg(&b), arg(&bs), arg(&c), arg(&ws), arg(&m), arg(&n), arg(&k), arg(&as_m), arg(&as_kb), arg(&gm)];
+    // SAFETY: matches gemm_block_fp8_body's parameters; buffers sized for the shape by upload().
+    unsafe { be.gpu.launch(&f, (tiles as u32, splits, 1), (inst.num_warps * 32, 1, 1), inst.smem_bytes, &mut args)? };
+    if splits > 1 {
+        let conv = be.function(kernels::SPLITK_MODULE, kernels::splitk_convert_symbol(s.out_dtype), 0)?;
+        let count = (s.m * s.n) as i64;
+        let blocks = (s.m * s.n).div_ceil(256).min(be.device.compute_units as usize * 16) as u32;
+        let mut cargs = [arg(&ws), arg(&c), arg(&count)];
+        // SAFETY: matches sm90_splitk_convert_*(const float*, OutT*, long long); C holds M*N.
+        unsafe { be.gpu.launch(&conv, (blocks, 1, 1), (256, 1, 1), 0, &mut cargs)? };
+    }
+    Ok(())
+}
+
+/// Whether `path` splits K on `shape` (and so needs the fp32 workspace).
+pub(crate) fn needs_split_ws(be: &CudaBackend, shape: &GemmShape, path: &GemmPath) -> bool {
+    let cfg = match path {
+        GemmPath::Vendor => return false,
+        GemmPath::Tuned(cfg) => cfg.clone(),
+        GemmPath::KernelDefault => kernels::heuristic_config(shape),
+    };
+    kernels::split_k(&cfg, shape, be.device.compute_units) > 1
+}
+
+/// The cuBLASLt workspace, allocated once per backend.
+fn workspace(be: &CudaBackend) -> Result<&CudaSlice<u8>> {
+    if let Some(w) = be.workspace.get() {
+        return Ok(w);
+    }
+    let w = be.gpu.zeros::<u8>(cublaslt::WORKSPACE_BYTES)?;
+    let _ = be.workspace.set(w);
+    Ok(be.workspace.get().expect("just set"))
+}
+
+pub(crate) fn run(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Result<()> {
+    poison(&be.gpu, d)?;
+    launch(be, d, path)?;
+    be.gpu.sync()
+}
+
+pub(crate) fn download(gpu: &Gpu, d: &DeviceProblem) -> Result<Output> {
+    let s = d.shape;
+    let bytes = gpu.download(&d.c)?;
+    let used = &bytes[..s.m * s.n * s.out_dtype.bytes()];
+    let u16s = || used.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+    Ok(match s.out_dtype {
+        OutDtype::Bf16 => Output::Bf16(u16s().map(bf16::from_bits).collect()),
+        OutDtype::F16 => Output::F16(u16s().map(f16::from_bits).collect()),
+        OutDtype::F32 => Output::F32(used.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
+    })
+}
+
+/// Runs `launch_one(i)` for i over `copies` rotating input sets: warm-up, then per repeat one
+/// pass over all copies between two events; returns seconds per launch for each repeat.
+pub(crate) fn time_rotating(gpu: &Gpu, copies: usize, t: &TimingOptions, launch_one: impl Fn(usize) -> Result<()>) -> Result<Vec<f64>> {
+    for w in 0..t.warmup.max(1) {
+        launch_one(w % copies)?;
+    }
+    gpu.sync()?;
+    let start = gpu.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).dev("cuEventCreate")?;
+    let end = gpu.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).dev("cuEventCreate")?;
+    let mut out = Vec::with_capacity(t.repeats);
+    for _ in 0..t.repeats.max(1) {
+        start.record(&gpu.stream).dev("cuEventRecord")?;
+        for i in 0..copies {
+            launch_one(i)?;
+        }
+        end.record(&gpu.stream).dev("cuEventRecord")?;
+        let ms = start.elapsed_ms(&end).dev("cuEventElapsedTime")?;
+        out.push(ms as f64 * 1e-3 / copies as f64);
+    }
+    Ok(out)
+}
+
+pub(crate) fn time(be: &CudaBackend, p: &GemmProblem, path: &GemmPath, t: &TimingOptions) -> Result<Vec<f64>> {
+    let vendor = matches!(path, GemmPath::Vendor);
+    let first = DeviceProblem::upload(&be.gpu, p, vendor, needs_split_ws(be, &p.shape, path))?;
+    let copies = t.rotate_bytes.div_ceil(first.bytes()).clamp(1, 32);
+    let mut sets = vec![first];
+    for _ in 1..copies {
+        let d = sets[0].duplicate(&be.gpu)?;
+        sets.push(d);
+    }
+    if vendor {
+        // Plan once, outside the timed region (as a caller holding a plan would).
+        let h = be.lt.as_ref().map_err(|w| Error::Unsupported { path: "cuda vendor".into(), reason: w.clone() })?;
+        let s = p.shape;
+        let plan = cublaslt::LtPlan::new(h, s.padded_m(), s.n, s.k, s.out_dtype)?;
+        let ws = ptr(workspace(be)?, &be.gpu.stream);
+        let st = &be.gpu.stream;
+        return time_rotating(&be.gpu, copies, t, |i| {
+            let d = &sets[i];
+            // SAFETY: vendor-layout buffers from upload(); workspace of WORKSPACE_BYTES.
+            unsafe { plan.run(h, ptr(&d.b, st), ptr(&d.b_scales, st), ptr(&d.a, st), ptr(&d.a_scales, st), ptr(&d.c, st), ws, st.cu_stream() as _) }
+        });
+    }
+    time_rotating(&be.gpu, copies, t, |i| launch(be, &sets[i], path))
+}

@@ -1,0 +1,160 @@
+//! The kernels this build embeds (generated index from cuda/build_cuda.rs) and the rules that
+//! map a `KernelConfig` to a compiled GEMM instantiation.
+//!
+//! Symbols: `sm90_gemm_block_fp8_m{BM}n{BN}w{WARPS}s{STAGES}_{bf16|f16|f32}`,
+//! `sm90_quant_per_token_group_{bf16|f32}_gx{16|8|4}`, `sm90_quant_weight_blocks_f32`.
+//! GROUP_SIZE_M is a kernel argument (it only reorders tiles), not a template parameter.
+
+use crate::config::KernelConfig;
+use crate::gemm::{GemmShape, OutDtype};
+
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/cuda_kernels.rs"));
+}
+pub use generated::{CubinImage, GemmInstance, CUBINS, GEMM_INSTANCES, RESOURCE_REPORT};
+
+pub const QUANT_MODULE: &str = "quant_per_token_group";
+pub const WEIGHT_QUANT_MODULE: &str = "quant_weight_blocks";
+pub const WEIGHT_QUANT_SYMBOL: &str = "sm90_quant_weight_blocks_f32";
+pub const SPLITK_MODULE: &str = "splitk_convert";
+/// `KernelConfig::extra` key fixing the number of K splits (otherwise chosen by `split_k`).
+pub const SPLIT_K_KEY: &str = "SPLIT_K";
+
+pub fn splitk_convert_symbol(out: OutDtype) -> &'static str {
+    match out {
+        OutDtype::Bf16 => "sm90_splitk_convert_bf16",
+        OutDtype::F16 => "sm90_splitk_convert_f16",
+        OutDtype::F32 => "sm90_splitk_convert_f32",
+    }
+}
+
+/// K splits for `cfg` on `shape`: the config's SPLIT_K if set; else, when the tiles do not
+/// fill two CTAs per SM, enough splits to do so (at most 8, each at least 4 K blocks).
+pub fn split_k(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> u32 {
+    let kb = shape.k_blocks() as u32;
+    if let Some(v) = cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()) {
+        return (v as u32).clamp(1, kb.max(1));
+    }
+    let tiles = (shape.m.div_ceil(cfg.block_m.max(1) as usize) * shape.n.div_ceil(cfg.block_n.max(1) as usize)) as u32;
+    let want = (2 * sms).div_ceil(tiles.max(1));
+    want.min(8).min(kb / 4).max(1)
+}
+
+/// Whether `cfg` runs the wgmma (fp8 tensor-core, QGMMA) body: 64-row warpgroup tiles with
+/// BN 64 or 128 and 3+ stages, in builds whose only target is sm_90a (mirror of gemm_uses_wgmma).
+pub fn uses_wgmma(cfg: &KernelConfig) -> bool {
+    let wgmma_build = CUBINS.iter().all(|c| c.arch == "sm_90a");
+    wgmma_build
+        && cfg.block_m % 64 == 0
+        && cfg.num_warps == 4 * (cfg.block_m / 64)
+        && (cfg.block_n == 64 || cfg.block_n == 128)
+        && cfg.num_stages.unwrap_or(2) >= 3
+}
+
+/// The config with a fixed split count.
+pub fn with_split_k(cfg: &KernelConfig, splits: u32) -> KernelConfig {
+    let mut c = cfg.clone();
+    c.extra.insert(SPLIT_K_KEY.into(), splits.into());
+    c
+}
+
+/// The cubin for `module` built for compute capability `cc`: `sm_XYa` first, then `sm_XY`.
+pub fn cubin(cc: (i32, i32), module: &str) -> Option<&'static [u8]> {
+    let plain = format!("sm_{}{}", cc.0, cc.1);
+    let arch_specific = format!("{plain}a");
+    for arch in [&arch_specific, &plain] {
+        if let Some(c) = CUBINS.iter().find(|c| c.arch == arch.as_str() && c.module == module) {
+            return Some(c.bytes);
+        }
+    }
+    None
+}
+
+/// Architectures this build has cubins for.
+pub fn built_archs() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = CUBINS.iter().map(|c| c.arch).collect();
+    v.dedup();
+    v
+}
+
+/// Groups per block along K for the quantization kernel: the largest of 16/8/4 dividing the
+/// group count (fewer idle threads), 4 otherwise.
+pub fn quant_symbol(input_bf16: bool, groups: usize) -> (&'static str, u32) {
+    let gx = [16u32, 8, 4].into_iter().find(|g| groups % *g as usize == 0).unwrap_or(4);
+    let name = match (input_bf16, gx) {
+        (true, 16) => "sm90_quant_per_token_group_bf16_gx16",
+        (true, 8) => "sm90_quant_per_token_group_bf16_gx8",
+        (true, _) => "sm90_quant_per_token_group_bf16_gx4",
+        (false, 16) => "sm90_quant_per_token_group_f32_gx16",
+        (false, 8) => "sm90_quant_per_token_group_f32_gx8",
+        (false, _) => "sm90_quant_per_token_group_f32_gx4",
+    };
+    (name, gx)
+}
+
+fn tile_config(bm: u32, bn: u32, warps: u32, stages: u32, group_m: u32) -> KernelConfig {
+    KernelConfig {
+        block_m: bm,
+        block_n: bn,
+        block_k: 128,
+        group_m,
+        num_warps: warps,
+        num_stages: Some(stages),
+        matrix_instr_nonkdim: None,
+        kpack: None,
+        waves_per_eu: None,
+        extra: Default::default(),
+    }
+}
+
+/// The kernel's default config (compiled in every build): 128x128, two warpgroups, which
+/// runs the wgmma (QGMMA) body on sm_90a builds.
+/// Builds without sm_90a (no wgmma) fall back to 64x128 on mma.sync.
+pub fn default_config() -> KernelConfig {
+    let wgmma = tile_config(128, 128, 8, 4, 8);
+    if find_gemm(&wgmma, OutDtype::Bf16).is_ok() {
+        wgmma
+    } else {
+        tile_config(64, 128, 8, 4, 8)
+    }
+}
+
+/// The `KernelDefault` path: a fixed tile per M range among the always-compiled tiles.
+/// Small M is bound by streaming B, so narrow tiles put more CTAs on the 132 SMs.
+pub fn heuristic_config(shape: &GemmShape) -> KernelConfig {
+    match shape.m {
+        0..=16 => tile_config(16, 64, 4, 6, 1),
+        17..=32 => tile_config(32, 64, 4, 6, 1),
+        33..=64 => tile_config(64, 64, 4, 4, 8),
+        _ => default_config(),
+    }
+}
+
+/// The compiled instantiation for `cfg` and `out`, or why there is none.
+pub fn find_gemm(cfg: &KernelConfig, out: OutDtype) -> Result<&'static GemmInstance, String> {
+    if cfg.block_k != 128 {
+        return Err(format!("BLOCK_SIZE_K={} (the CUDA kernel needs 128, the scale block)", cfg.block_k));
+    }
+    let stages = cfg.num_stages.unwrap_or(2);
+    GEMM_INSTANCES
+        .iter()
+        .find(|g| g.block_m == cfg.block_m && g.block_n == cfg.block_n && g.num_warps == cfg.num_warps && g.num_stages == stages && g.out == out.name())
+        .ok_or_else(|| {
+            format!(
+                "config {} with {} output is not compiled in this build (build with feature `tuning-full` for the candidate set; see the resource report for shipped configs the kernel cannot run)",
+                cfg.short(),
+                out.name()
+            )
+        })
+}
+
+/// Every compiled tile (bf16 output exists for all of them), as configs for the tuner.
+pub fn candidate_configs() -> Vec<KernelConfig> {
+    let mut v: Vec<KernelConfig> = GEMM_INSTANCES
+        .iter()
+        .filter(|g| g.out == "bf16")
+        .map(|g| tile_config(g.block_m, g.block_n, g.num_warps, g.num_stages, 8))
+        .collect();
+    v.dedup();
+    v
+}

@@ -1,0 +1,153 @@
+//! Thin layer over cudarc's driver API: one context and stream per device, embedded cubins
+//! loaded as modules (kept alive by their functions), device buffers, raw launches and
+//! events. Every CUDA failure becomes `Error::Device { backend: "cuda", call, reason }`.
+
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{result, sys, CudaContext, CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
+
+use crate::error::{Error, Result};
+
+pub(crate) const BACKEND: &str = "cuda";
+
+pub(crate) fn driver_err(call: &str, e: result::DriverError) -> Error {
+    let name = e.error_name().map(|c| c.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
+    let text = e.error_string().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
+    Error::Device { backend: BACKEND, call: call.to_string(), reason: format!("{name}: {text}") }
+}
+
+/// Shorthand: `.dev("cuLaunchKernel")?` on a driver result.
+pub(crate) trait DriverResultExt<T> {
+    fn dev(self, call: &str) -> Result<T>;
+}
+impl<T> DriverResultExt<T> for std::result::Result<T, result::DriverError> {
+    fn dev(self, call: &str) -> Result<T> {
+        self.map_err(|e| driver_err(call, e))
+    }
+}
+
+/// Whether libcuda can be loaded at all (no driver: cudarc would panic on first use).
+pub(crate) fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { sys::is_culib_present() }
+}
+
+/// A loaded module; unloaded on drop (after every function holding it is gone).
+pub(crate) struct Module {
+    ctx: Arc<CudaContext>,
+    handle: sys::CUmodule,
+}
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // Errors on unload are recorded by nobody on purpose: Drop must not panic.
+        let _ = self.ctx.bind_to_thread();
+        // SAFETY: the handle came from cuModuleLoadData and is unloaded once.
+        let _ = unsafe { result::module::unload(self.handle) };
+    }
+}
+
+/// A kernel entry point; holds its module alive.
+#[derive(Clone)]
+pub(crate) struct Function {
+    _module: Arc<Module>,
+    handle: sys::CUfunction,
+    pub name: &'static str,
+}
+unsafe impl Send for Function {}
+unsafe impl Sync for Function {}
+
+/// One device: context, its stream, and the modules loaded so far (by module name).
+pub(crate) struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    modules: Mutex<HashMap<&'static str, Arc<Module>>>,
+    functions: Mutex<HashMap<&'static str, Function>>,
+}
+
+impl Gpu {
+    pub fn open(ordinal: usize) -> Result<Self> {
+        let ctx = CudaContext::new(ordinal).dev("cuCtxCreate (primary context)")?;
+        let stream = ctx.default_stream();
+        Ok(Gpu { ctx, stream, modules: Mutex::new(HashMap::new()), functions: Mutex::new(HashMap::new()) })
+    }
+
+    /// Loads `image` once under `name`.
+    fn module(&self, name: &'static str, image: &'static [u8]) -> Result<Arc<Module>> {
+        let mut mods = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = mods.get(name) {
+            return Ok(m.clone());
+        }
+        self.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
+        // SAFETY: `image` is a complete cubin embedded at build time.
+        let handle = unsafe { result::module::load_data(image.as_ptr() as *const c_void) }.dev(&format!("cuModuleLoadData({name})"))?;
+        let m = Arc::new(Module { ctx: self.ctx.clone(), handle });
+        mods.insert(name, m.clone());
+        Ok(m)
+    }
+
+    /// The function `symbol` of module `name` (loaded from `image` on first use); raises the
+    /// dynamic shared-memory limit to `smem_bytes` when above the 48 KiB default.
+    pub fn function(&self, name: &'static str, image: &'static [u8], symbol: &'static str, smem_bytes: u32) -> Result<Function> {
+        if let Some(f) = self.functions.lock().unwrap_or_else(|e| e.into_inner()).get(symbol) {
+            return Ok(f.clone());
+        }
+        let module = self.module(name, image)?;
+        let cname = CString::new(symbol).expect("kernel symbols have no NUL");
+        // SAFETY: the module is loaded and alive (held by `module`).
+        let handle = unsafe { result::module::get_function(module.handle, cname) }.dev(&format!("cuModuleGetFunction({symbol})"))?;
+        if smem_bytes > 48 * 1024 {
+            // SAFETY: valid function handle; attribute value in range for the device (checked at build).
+            unsafe {
+                result::function::set_function_attribute(
+                    handle,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    smem_bytes as i32,
+                )
+            }
+            .dev(&format!("cuFuncSetAttribute({symbol}, MAX_DYNAMIC_SHARED_SIZE_BYTES={smem_bytes})"))?;
+        }
+        let f = Function { _module: module, handle, name: symbol };
+        self.functions.lock().unwrap_or_else(|e| e.into_inner()).insert(symbol, f.clone());
+        Ok(f)
+    }
+
+    pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+        self.stream.clone_htod(host).dev("cuMemcpyHtoD")
+    }
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, n: usize) -> Result<CudaSlice<T>> {
+        self.stream.alloc_zeros::<T>(n.max(1)).dev("cuMemAlloc")
+    }
+    pub fn download<T: DeviceRepr + Default + Clone>(&self, dev: &CudaSlice<T>) -> Result<Vec<T>> {
+        self.stream.clone_dtoh(dev).dev("cuMemcpyDtoH")
+    }
+    pub fn sync(&self) -> Result<()> {
+        self.stream.synchronize().dev("cuStreamSynchronize")
+    }
+
+    /// Launches `f`.
+    ///
+    /// # Safety
+    /// `args` must match the kernel's parameter list in number, order and type (device
+    /// pointers as `u64`), every pointer must address a live allocation of this context large
+    /// enough for the grid, and the buffers must stay alive until the stream is synchronized.
+    pub unsafe fn launch(&self, f: &Function, grid: (u32, u32, u32), block: (u32, u32, u32), smem: u32, args: &mut [*mut c_void]) -> Result<()> {
+        self.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
+        result::launch_kernel(f.handle, grid, block, smem, self.stream.cu_stream(), args).dev(&format!("cuLaunchKernel({})", f.name))
+    }
+}
+
+/// The raw device address of a buffer (the stream is the only one, so no event tracking).
+pub(crate) fn ptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
+    let (p, _guard) = s.device_ptr(stream);
+    p
+}
+
+/// One kernel argument for `Gpu::launch`: the address of a local that outlives the launch call.
+pub(crate) fn arg<T>(v: &T) -> *mut c_void {
+    v as *const T as *mut c_void
+}
