@@ -111,6 +111,7 @@ pub fn open(kind: BackendKind, ordinal: usize) -> Result<Arc<dyn Backend>> {
 }
 
 /// Devices of every compiled-in backend (the CPU always last).
+#[allow(clippy::vec_init_then_push)] // the pushes before the CPU one are feature-gated
 pub fn devices() -> Vec<Device> {
     #[allow(unused_mut)]
     let mut out = Vec::new();
