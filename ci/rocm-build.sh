@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash ci/install-rocm-toolchain.sh
 export HIP_PATH=${HIP_PATH:-/usr}
-cargo test --locked --features rocm
+cargo test --features rocm
