@@ -11,6 +11,34 @@
 //!     run:  the backend launches the chosen path
 //! ```
 //! Backends: `cpu` (the reference, always present), `hip` (feature `rocm`), `cuda` (feature `cuda`).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use blockfp8::{backend, config::Library, ActScales, BlockScaledGemm, GemmProblem, OutDtype, TokenQuantOptions};
+//! use blockfp8::gemm::GemmShape;
+//!
+//! # fn main() -> blockfp8::Result<()> {
+//! let (m, n, k) = (3, 256, 200);
+//! let x: Vec<f32> = (0..m * k).map(|i| (i % 17) as f32 - 8.0).collect();
+//! let w: Vec<f32> = (0..n * k).map(|i| ((i % 13) as f32 - 6.0) * 0.01).collect();
+//!
+//! let backend = backend::best_available(); // ROCm, then CUDA, then the CPU
+//! let format = backend.device().fp8; // e4m3fnuz on gfx942, e4m3fn elsewhere
+//! let xq = backend.quantize_tokens(&x, m, k, &TokenQuantOptions::new(format))?;
+//! let wq = backend.quantize_weight(&w, n, k, (128, 128), format)?;
+//!
+//! let gemm = BlockScaledGemm::new(backend, Arc::new(Library::from_env()));
+//! let y = gemm.run(&GemmProblem {
+//!     shape: GemmShape { m, n, k, block: (128, 128), format, out_dtype: OutDtype::Bf16 },
+//!     a: &xq.q,
+//!     a_scales: ActScales { data: &xq.scales, layout: xq.layout },
+//!     b: &wq.q,
+//!     b_scales: &wq.scales,
+//! })?;
+//! assert_eq!(y.len(), m * n);
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod backend;
 pub mod bench;
