@@ -77,7 +77,7 @@ impl GemmShape {
     }
     /// Rows of column-major activation scales: M rounded up to a multiple of 4.
     pub fn padded_m(&self) -> usize {
-        self.m.div_ceil(4) * 4
+        ScaleLayout::padded_rows(self.m)
     }
     pub fn flops(&self) -> f64 {
         2.0 * self.m as f64 * self.n as f64 * self.k as f64
@@ -104,19 +104,14 @@ pub struct GemmProblem<'a> {
 impl<'a> GemmProblem<'a> {
     /// Expected length of the activation scales for this shape and layout.
     pub fn a_scales_len(shape: &GemmShape, layout: ScaleLayout) -> usize {
-        match layout {
-            ScaleLayout::RowMajor => shape.m * shape.k_blocks(),
-            ScaleLayout::ColumnMajor => shape.padded_m() * shape.k_blocks(),
-        }
+        layout.scale_count(shape.m, shape.k_blocks())
     }
 
     /// Activation scale of row `m`, K block `kb`.
     #[inline]
     pub fn a_scale(&self, m: usize, kb: usize) -> f32 {
-        match self.a_scales.layout {
-            ScaleLayout::RowMajor => self.a_scales.data[m * self.shape.k_blocks() + kb],
-            ScaleLayout::ColumnMajor => self.a_scales.data[kb * self.shape.padded_m() + m],
-        }
+        let (sm, sk) = self.a_scales.layout.strides(self.shape.m, self.shape.k_blocks());
+        self.a_scales.data[m * sm + kb * sk]
     }
 
     /// Every check a backend relies on: sizes, lengths, 32-bit index limits, finite scales.

@@ -27,6 +27,29 @@ pub enum ScaleLayout {
     ColumnMajor,
 }
 
+impl ScaleLayout {
+    /// Rows a column-major scale array holds: M rounded up to a multiple of 4 (TMA-aligned).
+    pub fn padded_rows(m: usize) -> usize {
+        m.div_ceil(4) * 4
+    }
+
+    /// How many scale values M rows of `groups` K groups take in this layout.
+    pub fn scale_count(self, m: usize, groups: usize) -> usize {
+        match self {
+            ScaleLayout::RowMajor => m * groups,
+            ScaleLayout::ColumnMajor => Self::padded_rows(m) * groups,
+        }
+    }
+
+    /// (stride from one row to the next, stride from one group to the next), in elements.
+    pub fn strides(self, m: usize, groups: usize) -> (usize, usize) {
+        match self {
+            ScaleLayout::RowMajor => (groups, 1),
+            ScaleLayout::ColumnMajor => (1, Self::padded_rows(m)),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct TokenQuantOptions {
     /// Group width along K (default 128).
@@ -71,14 +94,12 @@ impl QuantizedTokens {
     }
     /// M rounded up to a multiple of 4.
     pub fn padded_m(&self) -> usize {
-        self.m.div_ceil(4) * 4
+        ScaleLayout::padded_rows(self.m)
     }
     /// Scale of row `row`, group `g`, whatever the layout.
     pub fn scale(&self, row: usize, g: usize) -> f32 {
-        match self.layout {
-            ScaleLayout::RowMajor => self.scales[row * self.groups() + g],
-            ScaleLayout::ColumnMajor => self.scales[g * self.padded_m() + row],
-        }
+        let (sm, sg) = self.layout.strides(self.m, self.groups());
+        self.scales[row * sm + g * sg]
     }
     /// q * s for every element, row-major [M, K].
     pub fn dequantize(&self) -> Vec<f32> {
@@ -198,7 +219,7 @@ pub fn quantize_per_token_group(x: &[f32], m: usize, k: usize, opts: &TokenQuant
     let scales = match opts.layout {
         ScaleLayout::RowMajor => row_scales,
         ScaleLayout::ColumnMajor => {
-            let padded_m = m.div_ceil(4) * 4;
+            let padded_m = ScaleLayout::padded_rows(m);
             let mut col = vec![PADDING_SCALE; groups * padded_m];
             for row in 0..m {
                 for g in 0..groups {

@@ -53,10 +53,9 @@ pub fn quant(a: QuantArgs) -> Result<ExitCode> {
     };
     let backend = a.backend.open()?;
     let q = backend.quantize_tokens(&x, m, k, &opts)?;
-    let groups = k.div_ceil(a.group);
     let s_shape = match q.layout {
-        ScaleLayout::RowMajor => [m, groups],
-        ScaleLayout::ColumnMajor => [groups, m.div_ceil(4) * 4],
+        ScaleLayout::RowMajor => [m, q.groups()],
+        ScaleLayout::ColumnMajor => [q.groups(), q.padded_m()],
     };
     npy::write_u8(&a.out_q, &[m, k], &q.q)?;
     npy::write_f32(&a.out_s, &s_shape, &q.scales)?;

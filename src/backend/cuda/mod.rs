@@ -150,10 +150,8 @@ impl CudaBackend {
         let (sym, gx) = kernels::quant_symbol(input_bf16, groups);
         let f = self.function(kernels::QUANT_MODULE, sym, 0)?;
         let gy = 16 / gx;
-        let (s_stride_m, s_stride_g) = match opts.layout {
-            ScaleLayout::RowMajor => (groups as i32, 1i32),
-            ScaleLayout::ColumnMajor => (1i32, (m.div_ceil(4) * 4) as i32),
-        };
+        let (s_stride_m, s_stride_g) = opts.layout.strides(m, groups);
+        let (s_stride_m, s_stride_g) = (s_stride_m as i32, s_stride_g as i32);
         let (mi, ki) = (m as i32, k as i32);
         let fp8_max = opts.fp8_max.unwrap_or(448.0);
         let ue8m0 = opts.ue8m0 as i32;
@@ -194,7 +192,8 @@ impl CudaBackend {
     pub fn time_quantize_tokens(&self, m: usize, k: usize, input_bf16: bool, opts: &TokenQuantOptions, t: &TimingOptions) -> Result<Vec<f64>> {
         self.check_quant_args(m * k, m, k, opts)?;
         let in_bytes = m * k * if input_bf16 { 2 } else { 4 };
-        let set_bytes = in_bytes + m * k + 4 * m.div_ceil(4) * 4 * k.div_ceil(128);
+        let s_len = ScaleLayout::ColumnMajor.scale_count(m, k.div_ceil(128)); // enough for either layout
+        let set_bytes = in_bytes + m * k + 4 * s_len;
         let copies = t.rotate_bytes.div_ceil(set_bytes).clamp(1, 16);
         let mut rng = 0x9E3779B97F4A7C15u64;
         let host: Vec<u16> = (0..m * k)
@@ -209,7 +208,7 @@ impl CudaBackend {
         for _ in 0..copies {
             let x = if input_bf16 { self.gpu.upload(&host)? } else { self.gpu.upload(&host.iter().flat_map(|&b| [0u16, b]).collect::<Vec<u16>>())? };
             let q = self.gpu.zeros::<u8>(m * k)?;
-            let s = self.gpu.zeros::<f32>(m.div_ceil(4) * 4 * k.div_ceil(128))?;
+            let s = self.gpu.zeros::<f32>(s_len)?;
             sets.push((x, q, s));
         }
         let st = &self.gpu.stream;
@@ -244,10 +243,7 @@ impl Backend for CudaBackend {
             return Err(Error::NonFinite { op: "quantize_tokens", what: format!("input #{i} is {}", x[i]) });
         }
         let groups = k.div_ceil(128);
-        let s_len = match opts.layout {
-            ScaleLayout::RowMajor => m * groups,
-            ScaleLayout::ColumnMajor => m.div_ceil(4) * 4 * groups,
-        };
+        let s_len = opts.layout.scale_count(m, groups);
         let xd = self.gpu.upload(x)?;
         let qd = self.gpu.zeros::<u8>(m * k)?;
         let sd = self.gpu.zeros::<f32>(s_len)?;

@@ -193,10 +193,7 @@ pub fn gemm(arch: Arch, kernel: &GemmKernel, p: &GemmProblem, misalign: bool) ->
         .map(|(_, _, f)| *f)
         .ok_or_else(|| Error::Unsupported { path: kernel.symbol.into(), reason: "not in the emulated kernel set".into() })?;
     let (m, n, k) = (to_i32(s.m, "M")?, to_i32(s.n, "N")?, to_i32(s.k, "K")?);
-    let (sm, skb) = match p.a_scales.layout {
-        ScaleLayout::RowMajor => (s.k_blocks(), 1),
-        ScaleLayout::ColumnMajor => (1, s.padded_m()),
-    };
+    let (sm, skb) = p.a_scales.layout.strides(s.m, s.k_blocks());
     let a = Fp8Buffer::new(p.a, misalign);
     let b = Fp8Buffer::new(p.b, misalign);
     let grid = grid_u32(kernel.grid_x(s.m, s.n) as usize, "GEMM")?;
@@ -244,11 +241,8 @@ pub fn quantize_tokens(arch: Arch, x: &[f32], m: usize, k: usize, opts: &TokenQu
         return Err(Error::invalid(QOP, format!("fp8 max {fp8_max} must be in (0, {}] for {:?}", opts.format.max_finite(), opts.format)));
     }
     let groups = k.div_ceil(kernels::SCALE_BLOCK);
-    let padded_m = m.div_ceil(4) * 4;
-    let (scale_len, sm, sg) = match opts.layout {
-        ScaleLayout::RowMajor => (m * groups, groups, 1),
-        ScaleLayout::ColumnMajor => (padded_m * groups, 1, padded_m),
-    };
+    let scale_len = opts.layout.scale_count(m, groups);
+    let (sm, sg) = opts.layout.strides(m, groups);
     let mut q = vec![0xFFu8; m * k];
     // Column-major padding rows are not written by the kernel; they stay 0 as the CPU's.
     let mut s = vec![0.0f32; scale_len];
@@ -256,7 +250,7 @@ pub fn quantize_tokens(arch: Arch, x: &[f32], m: usize, k: usize, opts: &TokenQu
         s.fill(f32::NAN);
     } else {
         for g in 0..groups {
-            s[g * padded_m..g * padded_m + m].fill(f32::NAN);
+            s[g * sg..g * sg + m].fill(f32::NAN); // sg = padded rows per group
         }
     }
     let grid = grid_u32((m * groups).div_ceil(kernels::QUANT_GROUPS_PER_BLOCK as usize), QOP)?;

@@ -162,10 +162,7 @@ impl HipBackend {
         }
         let groups = k.div_ceil(opts.group);
         let (s_stride_m, s_stride_g) = act_scale_strides(m, groups, opts.layout);
-        let scales_len = match opts.layout {
-            ScaleLayout::RowMajor => m * groups,
-            ScaleLayout::ColumnMajor => m.div_ceil(4) * 4 * groups,
-        };
+        let scales_len = opts.layout.scale_count(m, groups);
         let _guard = self.exec.lock().unwrap_or_else(|e| e.into_inner());
         let f = self.function(kernels::QUANT_PER_TOKEN_GROUP)?;
         let xd = DeviceBuffer::from_host(&self.stream, x)?;

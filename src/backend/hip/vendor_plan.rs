@@ -132,10 +132,8 @@ pub struct ChunkPlan {
 /// (as_stride_m, as_stride_kb) of activation scales: row-major [M, KB] or column-major
 /// (M-major, `padded_m` rows per K block).
 pub fn act_scale_strides(m: usize, k_blocks: usize, layout: ScaleLayout) -> (i32, i32) {
-    match layout {
-        ScaleLayout::RowMajor => (k_blocks as i32, 1),
-        ScaleLayout::ColumnMajor => (1, (m.div_ceil(4) * 4) as i32),
-    }
+    let (sm, sk) = layout.strides(m, k_blocks);
+    (sm as i32, sk as i32)
 }
 
 /// The whole vendor-path plan for one problem shape.
