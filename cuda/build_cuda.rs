@@ -25,7 +25,8 @@ const INSTALL_HINT: &str = "install the CUDA toolkit (12.8+), or on a machine wi
 const GEMM_PARTS: usize = 2;
 const MAX_SMEM: u32 = 227 * 1024;
 
-/// One GEMM instantiation (tile config x output dtype). Must match `gemm_block_fp8.cuh`.
+/// One GEMM instantiation (tile config x output dtype). Must match `gemm_block_fp8.cuh` and
+/// `gemm_sm90_tma.cuh`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Tile {
     bm: u32,
@@ -34,17 +35,45 @@ struct Tile {
     stages: u32,
 }
 
+/// Which kernel body a tile compiles to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Body {
+    /// TMA + warp-specialized wgmma (sm_90a only); `swap` = weights on the wgmma M side.
+    Tma { swap: bool },
+    /// The portable mma.sync body.
+    Mma,
+}
+
 impl Tile {
     fn tag(&self) -> String {
         format!("m{}n{}w{}s{}", self.bm, self.bn, self.warps, self.stages)
     }
-    /// Dynamic shared memory: the stages plus 1024 bytes to align swizzle atoms.
-    fn smem(&self) -> u32 {
-        self.stages * ((self.bm + self.bn) * 128 + self.bm * 4) + 1024
+    /// The TMA body takes BM 64/128 with one consumer warpgroup (4 warps) per 64 rows, or (small M,
+    /// swapped) BM 16/32 with one consumer warpgroup per 64 weight rows; BN 64 or 128; 3+ stages.
+    /// Mirrored by kernels.rs at run time (from the generated index).
+    fn body(&self, wgmma_build: bool) -> Body {
+        let tma_common = wgmma_build && self.stages >= 3 && (self.bn == 64 || self.bn == 128);
+        if tma_common && (self.bm == 64 || self.bm == 128) && self.warps == 4 * (self.bm / 64) {
+            Body::Tma { swap: false }
+        } else if tma_common && (self.bm == 16 || self.bm == 32) && self.warps == 4 * (self.bn / 64) {
+            Body::Tma { swap: true }
+        } else {
+            Body::Mma
+        }
     }
-    /// Mirror of `gemm_uses_wgmma` in gemm_block_fp8.cuh (on sm_90a builds).
-    fn wgmma(&self) -> bool {
-        self.bm % 64 == 0 && self.warps == 4 * (self.bm / 64) && (self.bn == 64 || self.bn == 128) && self.stages >= 3
+    /// Dynamic shared memory, plus 1024 bytes to align swizzle atoms. TMA: mirror of TmaTile.
+    fn smem(&self, body: Body) -> u32 {
+        match body {
+            Body::Mma => self.stages * ((self.bm + self.bn) * 128 + self.bm * 4) + 1024,
+            Body::Tma { .. } => {
+                let scales_b = self.stages * (self.bm + self.bn) * 128 + self.stages * self.bm * 4;
+                let bars = (scales_b + self.stages * 4).div_ceil(8) * 8;
+                bars + 16 * self.stages + 1024
+            }
+        }
+    }
+    fn threads(&self, body: Body) -> u32 {
+        self.warps * 32 + if matches!(body, Body::Tma { .. }) { 128 } else { 0 }
     }
 }
 
@@ -69,6 +98,7 @@ fn warps_m(bm: u32, bn: u32, warps: u32) -> u32 {
 /// Why the kernel cannot run a tile, if it cannot. Mirrored at run time by kernels.rs
 /// (which only sees what was compiled).
 fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
+    let body = t.body(wgmma_build);
     if t.bm == 0 || t.bm % 16 != 0 || t.bm > 256 {
         return Some(format!("BLOCK_SIZE_M={} (needs a multiple of 16 up to 256)", t.bm));
     }
@@ -81,33 +111,40 @@ fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
     if !(2..=8).contains(&t.stages) {
         return Some(format!("num_stages={} (needs 2..8)", t.stages));
     }
-    let wm = warps_m(t.bm, t.bn, t.warps);
-    if wm == 0 {
-        return Some(format!("no warp layout for a {}x{} tile with {} warps", t.bm, t.bn, t.warps));
+    if body == Body::Mma {
+        let wm = warps_m(t.bm, t.bn, t.warps);
+        if wm == 0 {
+            return Some(format!("no warp layout for a {}x{} tile with {} warps", t.bm, t.bn, t.warps));
+        }
+        // Accumulator + promoted total live in registers: above 32x32 per warp the mma.sync
+        // body spills.
+        let (wtm, wtn) = (t.bm / wm, t.bn / (t.warps / wm));
+        if wtm * wtn > 1024 {
+            return Some(format!("warp tile {wtm}x{wtn} too large (spills; at most 1024 elements)"));
+        }
     }
-    // Accumulator + promoted total live in registers: above 32x32 per warp, the mma.sync
-    // body spills (the wgmma body holds 64 x BN per warpgroup and does not).
-    let (wtm, wtn) = (t.bm / wm, t.bn / (t.warps / wm));
-    if wtm * wtn > 1024 && !(wgmma_build && t.wgmma()) {
-        return Some(format!("warp tile {wtm}x{wtn} too large (spills; at most 1024 elements)"));
-    }
-    if t.smem() > MAX_SMEM {
-        return Some(format!("{} bytes of shared memory (max {MAX_SMEM})", t.smem()));
+    if t.smem(body) > MAX_SMEM {
+        return Some(format!("{} bytes of shared memory (max {MAX_SMEM})", t.smem(body)));
     }
     None
 }
 
-/// Compiled for every build: the kernel default and the small-M / large-M heuristic tiles.
-/// (128x128 with 8 warps and 64x128 with 4 run wgmma on sm_90a builds.)
-fn default_tiles(wgmma_build: bool) -> Vec<Tile> {
-    let wg: &[(u32, u32, u32, u32)] = if wgmma_build { &[(128, 128, 8, 4), (64, 128, 4, 4)] } else { &[] };
-    [(64, 128, 8, 4), (16, 64, 4, 6), (32, 64, 4, 6), (64, 64, 4, 4), (128, 64, 8, 4)]
-        .iter()
-        .chain(wg)
-        .map(|&(bm, bn, warps, stages)| Tile { bm, bn, warps, stages })
-        .collect()
+fn tiles(list: &[(u32, u32, u32, u32)]) -> Vec<Tile> {
+    list.iter().map(|&(bm, bn, warps, stages)| Tile { bm, bn, warps, stages }).collect()
 }
 
+/// Compiled for every build: the kernel default, the per-M heuristic tiles, and the mma.sync
+/// tile that serves K % 16 != 0 (and every shape on builds without sm_90a).
+fn default_tiles(wgmma_build: bool) -> Vec<Tile> {
+    if wgmma_build {
+        tiles(&[(128, 128, 8, 6), (64, 128, 4, 6), (16, 64, 4, 8), (32, 64, 4, 8), (16, 128, 8, 6), (64, 128, 8, 4)])
+    } else {
+        tiles(&[(64, 128, 8, 4), (16, 64, 4, 6), (32, 64, 4, 6), (64, 64, 4, 4), (128, 64, 8, 4)])
+    }
+}
+
+/// The tuning set (feature `tuning-full`): on sm_90a builds every TMA tile that fits; elsewhere
+/// the mma.sync tiles.
 fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
     let mut out = Vec::new();
     for bm in [16, 32, 64, 128] {
@@ -115,7 +152,8 @@ fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
             for warps in [4, 8] {
                 for stages in [3, 4, 5, 6, 8] {
                     let t = Tile { bm, bn, warps, stages };
-                    if tile_problem(&t, wgmma_build).is_none() {
+                    let wanted = !wgmma_build || matches!(t.body(true), Body::Tma { .. });
+                    if wanted && tile_problem(&t, wgmma_build).is_none() {
                         out.push(t);
                     }
                 }
@@ -282,7 +320,7 @@ pub fn build(out_dir: &Path) {
         .collect();
 
     let mut report = format!("nvcc: {}\narchs: {}\n", nvcc.display(), archs.join(","));
-    // wgmma tiles only when every target is sm_90a (elsewhere they would take the mma.sync body).
+    // TMA/wgmma tiles only when every target is sm_90a (elsewhere every tile is mma.sync).
     let wgmma_build = archs.iter().all(|a| a == "sm_90a");
     let mut all: BTreeSet<Tile> = default_tiles(wgmma_build).into_iter().collect();
     all.extend(shipped_tiles(&mut report, wgmma_build));
@@ -302,11 +340,18 @@ pub fn build(out_dir: &Path) {
                 "f16" => "__half",
                 _ => "float",
             };
-            let _ = writeln!(parts[part], "BLOCKFP8_GEMM_INSTANCE_T({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages);
+            let body = t.body(wgmma_build);
+            let mac = if body == Body::Mma { "BLOCKFP8_GEMM_INSTANCE_T" } else { "BLOCKFP8_GEMM_TMA_INSTANCE_T" };
+            let _ = writeln!(parts[part], "{mac}({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages);
+            let body_name = match body {
+                Body::Mma => "mma",
+                Body::Tma { swap: false } => "tma",
+                Body::Tma { swap: true } => "tma_swap",
+            };
             let _ = writeln!(
                 table,
-                "    GemmInstance {{ block_m: {}, block_n: {}, num_warps: {}, num_stages: {}, out: {out:?}, module: \"gemm_block_fp8_{part}\", symbol: \"sm90_gemm_block_fp8_{}_{out}\", smem_bytes: {} }},",
-                t.bm, t.bn, t.warps, t.stages, t.tag(), t.smem()
+                "    GemmInstance {{ block_m: {}, block_n: {}, num_warps: {}, num_stages: {}, out: {out:?}, module: \"gemm_block_fp8_{part}\", symbol: \"sm90_gemm_block_fp8_{}_{out}\", smem_bytes: {}, threads: {}, body: {body_name:?} }},",
+                t.bm, t.bn, t.warps, t.stages, t.tag(), t.smem(body), t.threads(body)
             );
         }
     }
@@ -361,7 +406,7 @@ pub fn build(out_dir: &Path) {
          pub struct CubinImage {{ pub arch: &'static str, pub module: &'static str, pub bytes: &'static [u8] }}\n\
          /// One compiled GEMM instantiation: a tile config and an output dtype.\n\
          #[derive(Clone, Copy, Debug, PartialEq, Eq)]\n\
-         pub struct GemmInstance {{ pub block_m: u32, pub block_n: u32, pub num_warps: u32, pub num_stages: u32, pub out: &'static str, pub module: &'static str, pub symbol: &'static str, pub smem_bytes: u32 }}\n\
+         pub struct GemmInstance {{ pub block_m: u32, pub block_n: u32, pub num_warps: u32, pub num_stages: u32, pub out: &'static str, pub module: &'static str, pub symbol: &'static str, pub smem_bytes: u32, pub threads: u32, pub body: &'static str }}\n\
          pub static CUBINS: &[CubinImage] = &[\n{cubins}];\n\
          pub static GEMM_INSTANCES: &[GemmInstance] = &[\n{table}];\n\
          /// ptxas -v output of this build.\n\

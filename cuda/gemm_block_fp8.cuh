@@ -1,4 +1,6 @@
-// Block-scaled FP8 GEMM on tensor cores (mma.sync m16n8k32 e4m3, sm_89+):
+// Block-scaled FP8 GEMM on tensor cores, portable body (mma.sync m16n8k32 e4m3, sm_89+).
+// On sm_90a the wgmma tiles take the TMA body in gemm_sm90_tma.cuh instead; this body serves
+// the other tiles, non-sm_90a builds, and K % 16 != 0 (which TMA cannot describe).
 //   C[m, n] = sum_kb As[m, kb] * Bs[n / 128, kb] * sum_{k in kb} A[m, k] * B[n, k]
 // A [M, K] and B [N, K] fp8 e4m3fn, both K-major (row-major), C [M, N] row-major.
 //
@@ -13,7 +15,6 @@
 // byte-wise load path (same pipeline, synchronous loads).
 #pragma once
 #include "common.cuh"
-#include "wgmma.cuh"
 #include <type_traits>
 
 namespace bfp8 {
@@ -235,140 +236,6 @@ __device__ __forceinline__ void gemm_block_fp8_body(const uint8_t* __restrict__ 
 }
 
 
-// Copies rows [row0, row0 + ROWS) x 128 bytes of K starting at k0 into a swizzled tile
-// (chunk c of row r at c ^ (r % 8)); rows past `rows` and bytes past K are zero.
-template <int ROWS, int THREADS>
-__device__ __forceinline__ void load_tile_rows(uint8_t* tile, const uint8_t* __restrict__ base, int row0, int rows, int K,
-                                               int k0, bool k_vec, int tid) {
-    const int chunk = tid % 8;
-    const int kc = k0 + chunk * 16;
-#pragma unroll
-    for (int r = tid / 8; r < ROWS; r += THREADS / 8) {
-        const int grow = row0 + r;
-        uint8_t* dst = tile + r * GEMM_BK + ((chunk ^ (r % 8)) * 16);
-        if (k_vec) {
-            const bool ok = grow < rows && kc < K;
-            cp_async16(smem_u32(dst), ok ? base + (size_t)grow * K + kc : base, ok ? 16 : 0);
-        } else {
-            uint32_t w[4] = {0, 0, 0, 0};
-            if (grow < rows) {
-                const uint8_t* src = base + (size_t)grow * K;
-#pragma unroll
-                for (int b = 0; b < 16; ++b)
-                    if (kc + b < K) w[b / 4] |= (uint32_t)src[kc + b] << (8 * (b % 4));
-            }
-            *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
-        }
-    }
-}
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// Hopper path (sm_90a): each warpgroup (4 warps) owns 64 rows of the tile and issues
-// wgmma m64nBNk32 (QGMMA) from the swizzled shared-memory tiles, 4 per 128-wide K block into
-// a fresh accumulator (scale-d = 0 on the first), then promotes total += As * Bs * acc.
-// Loads are the same cp.async multi-stage pipeline as the mma.sync path. Shared memory:
-// [A stages | B stages | A-scale stages], tiles 1024-byte aligned (swizzle atoms).
-template <int BM, int BN, int STAGES, typename OutT>
-__device__ __forceinline__ void gemm_block_fp8_wgmma_body(const uint8_t* __restrict__ A, const float* __restrict__ As,
-                                                          const uint8_t* __restrict__ B, const float* __restrict__ Bs,
-                                                          OutT* __restrict__ C, float* __restrict__ ws, int M, int N, int K,
-                                                          int as_stride_m, int as_stride_kb, int group_m) {
-    constexpr int WG = BM / 64;
-    constexpr int THREADS = WG * 128;
-    static_assert(BM % 64 == 0 && (BN == 64 || BN == 128), "wgmma tile");
-    extern __shared__ uint8_t smem_raw[];
-    uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-    uint8_t* sA0 = smem;
-    uint8_t* sB0 = sA0 + STAGES * BM * GEMM_BK;
-    float* sAS0 = reinterpret_cast<float*>(sB0 + STAGES * BN * GEMM_BK);
-
-    const int num_pid_m = (M + BM - 1) / BM, num_pid_n = (N + BN - 1) / BN;
-    const int pid = blockIdx.x;
-    const int in_group = group_m * num_pid_n;
-    const int first_m = (pid / in_group) * group_m;
-    const int group_rows = min(num_pid_m - first_m, group_m);
-    const int m0 = (first_m + (pid % in_group) % group_rows) * BM;
-    const int n0 = ((pid % in_group) / group_rows) * BN;
-    const int KB = (K + GEMM_BK - 1) / GEMM_BK;
-    // Split K (grid.y > 1): this CTA sums K blocks [kb_begin, kb_begin + NKB) into ws (fp32,
-    // zeroed by the launcher) with atomics; a second kernel converts ws into C.
-    const int kb_per = (KB + (int)gridDim.y - 1) / (int)gridDim.y;
-    const int kb_begin = (int)blockIdx.y * kb_per;
-    const int NKB = max(0, min(KB, kb_begin + kb_per) - kb_begin);
-    const bool k_vec = (K % 16) == 0;
-    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wg = tid / 128;
-
-    auto load_stage = [&](int stage, int kb) {
-        load_tile_rows<BM, THREADS>(sA0 + stage * BM * GEMM_BK, A, m0, M, K, kb * GEMM_BK, k_vec, tid);
-        load_tile_rows<BN, THREADS>(sB0 + stage * BN * GEMM_BK, B, n0, N, K, kb * GEMM_BK, k_vec, tid);
-        for (int i = tid; i < BM; i += THREADS) {
-            const bool ok = m0 + i < M;
-            const float* src = ok ? As + (size_t)(m0 + i) * as_stride_m + (size_t)kb * as_stride_kb : As;
-            cp_async4(smem_u32(sAS0 + stage * BM + i), src, ok ? 4 : 0);
-        }
-    };
-
-    float total[BN / 2], acc[BN / 2];
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) total[i] = 0.f;
-
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < NKB) load_stage(s, kb_begin + s);
-        cp_async_commit();
-    }
-    const float* bs_row = Bs + (size_t)(n0 / 128) * KB;
-    for (int it = 0; it < NKB; ++it) {
-        const int kb = kb_begin + it;
-        cp_async_wait<STAGES - 2>();
-        fence_proxy_async_smem();  // cp.async / st.shared writes -> read by the tensor cores
-        __syncthreads();
-        const int pf = it + STAGES - 1;
-        if (pf < NKB) load_stage(pf % STAGES, kb_begin + pf);
-        cp_async_commit();
-
-        const float sb = __ldg(bs_row + kb);
-        const int stage = it % STAGES;
-        const uint32_t a_base = smem_u32(sA0 + stage * BM * GEMM_BK + wg * 64 * GEMM_BK);
-        const uint32_t b_base = smem_u32(sB0 + stage * BN * GEMM_BK);
-        wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < GEMM_BK / 32; ++ks)
-            Wgmma<BN>::run(acc, wgmma_desc_sw128(a_base + ks * 32), wgmma_desc_sw128(b_base + ks * 32), ks > 0);
-        wgmma_commit();
-        // Waiting here serializes wgmma and promotion inside a CTA; several CTAs per SM overlap
-        // them. (Measured: a two-accumulator overlap inside the CTA was slower, 306 vs 361
-        // TFLOPS at M=4096, from 216 registers per thread and one stage less of prefetch.)
-        wgmma_wait0();
-
-        const float* sAS = sAS0 + stage * BM;
-        const int r = wg * 64 + (warp % 4) * 16 + lane / 4;
-        const float s0 = sAS[r] * sb, s1 = sAS[r + 8] * sb;
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-            total[4 * j + 0] = fmaf(s0, acc[4 * j + 0], total[4 * j + 0]);
-            total[4 * j + 1] = fmaf(s0, acc[4 * j + 1], total[4 * j + 1]);
-            total[4 * j + 2] = fmaf(s1, acc[4 * j + 2], total[4 * j + 2]);
-            total[4 * j + 3] = fmaf(s1, acc[4 * j + 3], total[4 * j + 3]);
-        }
-    }
-    cp_async_wait<0>();
-
-    const int row = m0 + wg * 64 + (warp % 4) * 16 + lane / 4;
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-        const int col = n0 + j * 8 + (lane % 4) * 2;
-        store_or_add<OutT>(C, ws, M, N, row, col, total[4 * j], total[4 * j + 1]);
-        store_or_add<OutT>(C, ws, M, N, row + 8, col, total[4 * j + 2], total[4 * j + 3]);
-    }
-}
-#endif
-
-// Tiles the wgmma path serves: warpgroups of 64 rows, BN 64 or 128, 3+ stages (the rule the
-// tuner's candidates follow). build_cuda.rs and kernels.rs mirror this.
-__host__ __device__ constexpr bool gemm_uses_wgmma(int BM, int BN, int WARPS, int STAGES) {
-    return BM % 64 == 0 && WARPS == 4 * (BM / 64) && (BN == 64 || BN == 128) && STAGES >= 3;
-}
 }  // namespace bfp8
 
 // One extern "C" symbol per (tile config, output dtype):
@@ -377,19 +244,9 @@ __host__ __device__ constexpr bool gemm_uses_wgmma(int BM, int BN, int WARPS, in
 // threads, grid (ceil(M/BM)*ceil(N/BN), split_k) (ws: fp32 [M, N], zeroed, when split_k > 1),
 // dynamic shared memory
 // STAGES * gemm_stage_bytes<BM, BN>() + 1024 (alignment slack; the launcher raises the
-// opt-in limit). Tiles with gemm_uses_wgmma() run the wgmma body on sm_90a.
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define BLOCKFP8_GEMM_DISPATCH(BM, BN, W, S, OUT_T)                                                            \
-    if constexpr (bfp8::gemm_uses_wgmma(BM, BN, W, S))                                                           \
-        bfp8::gemm_block_fp8_wgmma_body<BM, BN, S, OUT_T>(a, as, b, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, \
-                                                           group_m);                                          \
-    else                                                                                                      \
-        bfp8::gemm_block_fp8_body<BM, BN, W, S, OUT_T>(a, as, b, bs, c, ws, M, N, K, as_stride_m, as_stride_kb,    \
-                                                        group_m);
-#else
+// opt-in limit). build_cuda.rs emits the TMA macro (gemm_sm90_tma.cuh) for wgmma tiles.
 #define BLOCKFP8_GEMM_DISPATCH(BM, BN, W, S, OUT_T) \
     bfp8::gemm_block_fp8_body<BM, BN, W, S, OUT_T>(a, as, b, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m);
-#endif
 #define BLOCKFP8_GEMM_INSTANCE_T(BM, BN, W, S, TAG, OUT_T)                                                       \
     extern "C" __global__ void __launch_bounds__(W * 32, 1) sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##_##TAG( \
         const uint8_t* a, const float* as, const uint8_t* b, const float* bs, OUT_T* c, float* ws, int M, int N,  \

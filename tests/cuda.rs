@@ -206,9 +206,14 @@ fn gemm_ragged_shapes_match_reference() {
 #[test]
 fn every_compiled_config_is_correct() {
     let Some(be) = gpu() else { return };
-    let shapes = [(77, 200, 1280), (130, 576, 200), (1, 129, 384)];
-    let problems: Vec<QuantizedProblem> =
-        shapes.iter().enumerate().map(|(i, &(m, n, k))| random_quantized_problem_with(m, n, k, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 900 + i as u64)).collect();
+    // TMA tiles (K % 16 == 0, partial tiles on every side), the mma.sync fallback (K = 200),
+    // a single token, and column-major scales.
+    let shapes = [(77, 200, 1280, ScaleLayout::RowMajor), (130, 576, 200, ScaleLayout::RowMajor), (1, 129, 384, ScaleLayout::RowMajor), (40, 320, 640, ScaleLayout::ColumnMajor)];
+    let problems: Vec<QuantizedProblem> = shapes
+        .iter()
+        .enumerate()
+        .map(|(i, &(m, n, k, layout))| random_quantized_problem_with(m, n, k, FN, layout, (128, 128), OutDtype::Bf16, 900 + i as u64))
+        .collect();
     let configs = be.candidate_configs();
     assert!(!configs.is_empty());
     for q in &problems {
@@ -217,7 +222,7 @@ fn every_compiled_config_is_correct() {
     }
     // Split K (fp32 atomics + conversion kernel), uneven splits included, every output dtype.
     let split_paths: Vec<GemmPath> =
-        [kernels::default_config(), kernels::heuristic_config(&problems[0].shape)].iter().flat_map(|c| [3u32, 4].map(|s| GemmPath::Tuned(kernels::with_split_k(c, s)))).collect();
+        [kernels::default_config(), kernels::heuristic_config(&problems[0].shape), kernels::heuristic_config(&problems[2].shape)].iter().flat_map(|c| [3u32, 4].map(|s| GemmPath::Tuned(kernels::with_split_k(c, s)))).collect();
     for q in &problems {
         for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
             check_gemm(&be, q, out, &split_paths);

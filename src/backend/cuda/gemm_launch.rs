@@ -96,7 +96,13 @@ pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Re
         GemmPath::Tuned(cfg) => cfg.clone(),
         GemmPath::KernelDefault => kernels::heuristic_config(&s),
     };
-    let inst = kernels::find_gemm(&cfg, s.out_dtype).map_err(|reason| Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason })?;
+    let mut inst = kernels::find_gemm(&cfg, s.out_dtype).map_err(|reason| Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason })?;
+    if inst.body != "mma" && s.k % 16 != 0 {
+        // TMA needs a 16-byte row pitch; the mma.sync tile serves this K (same result).
+        let fallback = kernels::unaligned_k_config();
+        log_unaligned_once(&cfg, &fallback, s.k);
+        inst = kernels::find_gemm(&fallback, s.out_dtype).map_err(|reason| Error::Unsupported { path: format!("cuda kernel {}", fallback.short()), reason })?;
+    }
     let f = be.function(inst.module, inst.symbol, inst.smem_bytes)?;
     let kb = s.k_blocks();
     let (as_m, as_kb) = match d.a_layout {
@@ -109,6 +115,9 @@ pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Re
         return Err(Error::shape("gemm", format!("{tiles} tiles exceed the grid limit")));
     }
     let splits = kernels::split_k(&cfg, &s, be.device.compute_units);
+    if tiles * splits as usize > i32::MAX as usize {
+        return Err(Error::shape("gemm", format!("{tiles} tiles x {splits} K splits exceed 32-bit work indexing")));
+    }
     if splits > 1 && d.ws.len() < s.m * s.n {
         return Err(Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason: "split-K workspace not allocated".into() });
     }
@@ -117,9 +126,24 @@ pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Re
         // SAFETY: ws holds M*N floats.
         unsafe { result::memset_d8_async(ws, 0, s.m * s.n * 4, st.cu_stream()) }.dev("cuMemsetD8Async")?;
     }
-    let mut args = [arg(&a), arg(&as_), arg(&b), arg(&bs), arg(&c), arg(&ws), arg(&m), arg(&n), arg(&k), arg(&as_m), arg(&as_kb), arg(&gm)];
-    // SAFETY: matches gemm_block_fp8_body's parameters; buffers sized for the shape by upload().
-    unsafe { be.gpu.launch(&f, (tiles as u32, splits, 1), (inst.num_warps * 32, 1, 1), inst.smem_bytes, &mut args)? };
+    let grid = (tiles as u32, splits, 1);
+    if inst.body == "mma" {
+        let mut args = [arg(&a), arg(&as_), arg(&b), arg(&bs), arg(&c), arg(&ws), arg(&m), arg(&n), arg(&k), arg(&as_m), arg(&as_kb), arg(&gm)];
+        // SAFETY: matches gemm_block_fp8_body's parameters; buffers sized for the shape by upload().
+        unsafe { be.gpu.launch(&f, grid, (inst.threads, 1, 1), inst.smem_bytes, &mut args)? };
+    } else {
+        let tma_a = tensor_map_fp8(a, s.m, s.k, inst.block_m)?;
+        let tma_b = tensor_map_fp8(b, s.n, s.k, inst.block_n)?;
+        let split_arg = splits as i32;
+        // Persistent: one CTA per resident slot, each looping over tiles x splits.
+        let per_sm = be.gpu.blocks_per_sm(&f, inst.threads, inst.smem_bytes)?.max(1);
+        let work = tiles as u64 * splits as u64;
+        let ctas = work.min(be.device.compute_units.max(1) as u64 * per_sm as u64) as u32;
+        let mut args = [arg(&tma_a), arg(&tma_b), arg(&as_), arg(&bs), arg(&c), arg(&ws), arg(&m), arg(&n), arg(&k), arg(&as_m), arg(&as_kb), arg(&gm), arg(&split_arg)];
+        // SAFETY: matches the TMA kernel's parameters (two CUtensorMaps by value, then as
+        // gemm_block_fp8_body's, then the split count); the maps describe the uploaded A and B.
+        unsafe { be.gpu.launch(&f, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, &mut args)? };
+    }
     if splits > 1 {
         let conv = be.function(kernels::SPLITK_MODULE, kernels::splitk_convert_symbol(s.out_dtype), 0)?;
         let count = (s.m * s.n) as i64;
@@ -129,6 +153,43 @@ pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Re
         unsafe { be.gpu.launch(&conv, (blocks, 1, 1), (256, 1, 1), 0, &mut cargs)? };
     }
     Ok(())
+}
+
+/// A TMA descriptor for a row-major [rows, k] fp8 matrix at `base`, read in boxes of
+/// `box_rows` x 128 bytes with the 128-byte swizzle the wgmma descriptors expect; rows and
+/// columns past the end read as zero.
+fn tensor_map_fp8(base: u64, rows: usize, k: usize, box_rows: u32) -> Result<sys::CUtensorMap> {
+    use sys::{CUtensorMapDataType as D, CUtensorMapFloatOOBfill as F, CUtensorMapInterleave as I, CUtensorMapL2promotion as L, CUtensorMapSwizzle as S};
+    let dims = [k as u64, rows as u64];
+    let strides = [k as u64];
+    let boxes = [128u32, box_rows];
+    let elem = [1u32, 1];
+    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+    // SAFETY: every array has the length the rank (2) requires; `map` is writable and aligned.
+    unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            D::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            2,
+            base as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            elem.as_ptr(),
+            I::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            S::CU_TENSOR_MAP_SWIZZLE_128B,
+            L::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            F::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+        .result()
+        .dev("cuTensorMapEncodeTiled")?;
+        Ok(map.assume_init())
+    }
+}
+
+fn log_unaligned_once(cfg: &crate::config::KernelConfig, fallback: &crate::config::KernelConfig, k: usize) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| log::info!("cuda: K={k} is not a multiple of 16, which TMA needs: config {} runs as {} (mma.sync)", cfg.short(), fallback.short()));
 }
 
 /// Whether `path` splits K on `shape` (and so needs the fp32 workspace).

@@ -1,7 +1,9 @@
 //! The kernels this build embeds (generated index from cuda/build_cuda.rs) and the rules that
 //! map a `KernelConfig` to a compiled GEMM instantiation.
 //!
-//! Symbols: `sm90_gemm_block_fp8_m{BM}n{BN}w{WARPS}s{STAGES}_{bf16|f16|f32}`,
+//! Symbols: `sm90_gemm_block_fp8_m{BM}n{BN}w{WARPS}s{STAGES}_{bf16|f16|f32}` (TMA body on
+//! sm_90a for BM 64/128 with 4 warps per 64 rows, and swapped for BM 16/32 with 4 warps per 64
+//! columns; mma.sync otherwise),
 //! `sm90_quant_per_token_group_{bf16|f32}_gx{16|8|4}`, `sm90_quant_weight_blocks_f32`.
 //! GROUP_SIZE_M is a kernel argument (it only reorders tiles), not a template parameter.
 
@@ -29,26 +31,36 @@ pub fn splitk_convert_symbol(out: OutDtype) -> &'static str {
 }
 
 /// K splits for `cfg` on `shape`: the config's SPLIT_K if set; else, when the tiles do not
-/// fill two CTAs per SM, enough splits to do so (at most 8, each at least 4 K blocks).
+/// fill the SMs (one CTA per SM for TMA tiles, two for mma.sync tiles), enough splits to do so
+/// (at most 8, each at least 4 K blocks).
 pub fn split_k(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> u32 {
     let kb = shape.k_blocks() as u32;
     if let Some(v) = cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()) {
         return (v as u32).clamp(1, kb.max(1));
     }
     let tiles = (shape.m.div_ceil(cfg.block_m.max(1) as usize) * shape.n.div_ceil(cfg.block_n.max(1) as usize)) as u32;
-    let want = (2 * sms).div_ceil(tiles.max(1));
-    want.min(8).min(kb / 4).max(1)
+    let target = if uses_wgmma(cfg) { sms } else { 2 * sms };
+    if tiles >= target {
+        return 1;
+    }
+    target.div_ceil(tiles.max(1)).min(8).min(kb / 4).max(1)
 }
 
-/// Whether `cfg` runs the wgmma (fp8 tensor-core, QGMMA) body: 64-row warpgroup tiles with
-/// BN 64 or 128 and 3+ stages, in builds whose only target is sm_90a (mirror of gemm_uses_wgmma).
+/// Which compiled body serves `cfg` ("tma", "tma_swap" or "mma"), from the build's index.
+pub fn body(cfg: &KernelConfig) -> Option<&'static str> {
+    find_gemm(cfg, OutDtype::Bf16).ok().map(|g| g.body)
+}
+
+/// Whether `cfg` runs on the fp8 tensor cores through wgmma (QGMMA): the TMA bodies of sm_90a
+/// builds. The mma.sync body is lowered to f16 HMMA on sm_90.
 pub fn uses_wgmma(cfg: &KernelConfig) -> bool {
-    let wgmma_build = CUBINS.iter().all(|c| c.arch == "sm_90a");
-    wgmma_build
-        && cfg.block_m % 64 == 0
-        && cfg.num_warps == 4 * (cfg.block_m / 64)
-        && (cfg.block_n == 64 || cfg.block_n == 128)
-        && cfg.num_stages.unwrap_or(2) >= 3
+    matches!(body(cfg), Some("tma" | "tma_swap"))
+}
+
+/// The mma.sync tile that serves K % 16 != 0 (a row pitch TMA cannot describe); compiled in
+/// every build.
+pub fn unaligned_k_config() -> KernelConfig {
+    tile_config(64, 128, 8, 4, 8)
 }
 
 /// The config with a fixed split count.
@@ -107,25 +119,29 @@ fn tile_config(bm: u32, bn: u32, warps: u32, stages: u32, group_m: u32) -> Kerne
     }
 }
 
-/// The kernel's default config (compiled in every build): 128x128, two warpgroups, which
-/// runs the wgmma (QGMMA) body on sm_90a builds.
-/// Builds without sm_90a (no wgmma) fall back to 64x128 on mma.sync.
+/// The first of `tiles` this build compiled (bf16 output exists for every compiled tile).
+fn first_compiled(tiles: &[(u32, u32, u32, u32, u32)]) -> KernelConfig {
+    let cfgs: Vec<KernelConfig> = tiles.iter().map(|&(bm, bn, w, s, g)| tile_config(bm, bn, w, s, g)).collect();
+    cfgs.iter().find(|c| find_gemm(c, OutDtype::Bf16).is_ok()).unwrap_or(&cfgs[cfgs.len() - 1]).clone()
+}
+
+/// The kernel's default config (compiled in every build): 128x128 on the TMA body (two
+/// consumer warpgroups, 6 stages) on sm_90a builds, else 64x128 on mma.sync.
 pub fn default_config() -> KernelConfig {
-    let wgmma = tile_config(128, 128, 8, 4, 8);
-    if find_gemm(&wgmma, OutDtype::Bf16).is_ok() {
-        wgmma
-    } else {
-        tile_config(64, 128, 8, 4, 8)
-    }
+    first_compiled(&[(128, 128, 8, 6, 8), (64, 128, 8, 4, 8)])
 }
 
 /// The `KernelDefault` path: a fixed tile per M range among the always-compiled tiles.
-/// Small M is bound by streaming B, so narrow tiles put more CTAs on the 132 SMs.
+/// Small M is bound by streaming B: the swapped TMA tiles put the weights on the wgmma M side
+/// and 16 or 32 tokens on its N side (split-K fills the SMs, see `split_k`).
 pub fn heuristic_config(shape: &GemmShape) -> KernelConfig {
+    if shape.k % 16 != 0 {
+        return unaligned_k_config();
+    }
     match shape.m {
-        0..=16 => tile_config(16, 64, 4, 6, 1),
-        17..=32 => tile_config(32, 64, 4, 6, 1),
-        33..=64 => tile_config(64, 64, 4, 4, 8),
+        0..=16 => first_compiled(&[(16, 64, 4, 8, 1), (16, 64, 4, 6, 1)]),
+        17..=32 => first_compiled(&[(32, 64, 4, 8, 1), (32, 64, 4, 6, 1)]),
+        33..=64 => first_compiled(&[(64, 128, 4, 6, 8), (64, 64, 4, 4, 8)]),
         _ => default_config(),
     }
 }

@@ -116,6 +116,16 @@ impl Gpu {
         Ok(f)
     }
 
+    /// How many CTAs of `f` fit on one SM at once with this block size and shared memory.
+    pub fn blocks_per_sm(&self, f: &Function, threads: u32, smem_bytes: u32) -> Result<u32> {
+        let mut n: std::ffi::c_int = 0;
+        // SAFETY: valid function handle; `n` is a writable int.
+        unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f.handle, threads as i32, smem_bytes as usize) }
+            .result()
+            .dev(&format!("cuOccupancyMaxActiveBlocksPerMultiprocessor({})", f.name))?;
+        Ok(n.max(0) as u32)
+    }
+
     pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
         self.stream.clone_htod(host).dev("cuMemcpyHtoD")
     }

@@ -1,0 +1,309 @@
+// Hopper (sm_90a) block-scaled FP8 GEMM: TMA loads, a producer warpgroup, and one or two
+// consumer warpgroups issuing wgmma (QGMMA) with fp32 promotion per 128-wide K block.
+//   C[m, n] = sum_kb As[m, kb] * Bs[n / 128, kb] * sum_{k in kb} A[m, k] * B[n, k]
+//
+// Roles (threads = 128 * (consumer warpgroups + 1)):
+// - producer warpgroup (the last one): warp 0 issues the TMA copies of the A and B tiles of
+//   each 128-wide K block into a STAGES-deep ring; warp 1 copies that block's activation
+//   scales (any row/column stride, so row- and column-major layouts need no TMA alignment)
+//   and the weight scale. Each stage has a `full` mbarrier (TMA bytes + 32 scale lanes) and
+//   an `empty` one (one arrival per consumer warp once its wgmmas have read the stage).
+// - consumer warpgroup w: 64 rows of the wgmma M side. Per K block: wait `full`, 4 wgmma
+//   m64nNk32 into a fresh accumulator; two accumulators alternate, so block kb + 1's wgmmas
+//   run while block kb's are retired (wait, release the stage, total += acc * As * Bs).
+// - persistent grid: each CTA loops over work items, and the producer fills the ring for the
+//   next tile while the consumers store the last one.
+// SWAP (small M): the weight tile is the wgmma M side (64 rows per consumer warpgroup) and the
+// BM tokens are its N side (16 or 32), so a handful of tokens does not waste a 64-row MMA.
+// Partial tiles: TMA zero-fills rows past M / N and K past the end; stores are masked.
+// TMA needs K % 16 == 0 (16-byte row pitch); the launcher routes other K to the mma.sync body.
+#pragma once
+#include "common.cuh"
+#include "wgmma.cuh"
+
+namespace bfp8 {
+
+// A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
+struct alignas(64) TmaDesc {
+    uint64_t opaque[16];
+};
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred done;\n"
+        "LAB_WAIT:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra LAB_WAIT;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const TmaDesc* map, uint32_t bar, int c_inner, int c_outer) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c_inner), "r"(c_outer)
+        : "memory");
+}
+template <int REGS> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
+template <int REGS> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
+
+template <int BM, int BN, int STAGES>
+struct TmaTile {
+    static constexpr bool SWAP = BM < 64;
+    static constexpr int P_ROWS = SWAP ? BN : BM;  // wgmma M side (64 per consumer warpgroup)
+    static constexpr int WN = SWAP ? BM : BN;      // wgmma N side
+    static constexpr int CONSUMERS = P_ROWS / 64;
+    static constexpr int THREADS = 128 * (CONSUMERS + 1);
+    static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128;
+    // [A tiles | B tiles | A scales | B scales | full barriers | empty barriers]
+    static constexpr int OFF_B = STAGES * A_BYTES;
+    static constexpr int OFF_AS = OFF_B + STAGES * B_BYTES;
+    static constexpr int OFF_BS = OFF_AS + STAGES * BM * 4;
+    static constexpr int OFF_BAR = (OFF_BS + STAGES * 4 + 7) / 8 * 8;
+    static constexpr int SMEM = OFF_BAR + 2 * STAGES * 8;
+    static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "one or two consumer warpgroups");
+    static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128, "wgmma N");
+    static_assert(BN <= 128 && 128 % BN == 0, "a BN tile lies inside one 128-wide weight-scale block");
+};
+
+// Keeps the compiler from moving reads of wgmma accumulator registers above the wait that
+// makes them valid (the asm "redefines" them).
+template <int R> __device__ __forceinline__ void fence_regs(float* r) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+template <typename OutT>
+__device__ __forceinline__ void tma_store_pair(OutT* C, float* ws, bool split, int M, int N, int row, int col, float a, float b) {
+    if (row >= M) return;
+    if (split) {
+        if (col < N) atomicAdd(ws + (size_t)row * N + col, a);
+        if (col + 1 < N) atomicAdd(ws + (size_t)row * N + col + 1, b);
+        return;
+    }
+    OutT* dst = C + (size_t)row * N + col;
+    if ((N % 2) == 0 && col + 1 < N) {
+        if constexpr (sizeof(OutT) == 4) {
+            *reinterpret_cast<float2*>(dst) = make_float2(a, b);
+        } else {
+            OutT two[2] = {from_f32<OutT>(a), from_f32<OutT>(b)};
+            *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(two);
+        }
+    } else {
+        if (col < N) dst[0] = from_f32<OutT>(a);
+        if (col + 1 < N) dst[1] = from_f32<OutT>(b);
+    }
+}
+template <typename OutT>
+__device__ __forceinline__ void tma_store_one(OutT* C, float* ws, bool split, int M, int N, int row, int col, float v) {
+    if (row >= M || col >= N) return;
+    if (split) atomicAdd(ws + (size_t)row * N + col, v);
+    else C[(size_t)row * N + col] = from_f32<OutT>(v);
+}
+
+// Persistent: CTA b takes work items b, b + gridDim.x, ... (item = split * tiles + tile, tiles
+// in grouped order, so CTAs running together share A and B tiles in L2). Producer and consumers walk the same sequence of K blocks, so one running
+// counter `g` gives every K block its ring stage (g % STAGES) and barrier phase; the producer
+// runs ahead into the next tile while the consumers store this one.
+template <int BM, int BN, int STAGES, typename OutT>
+__device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, const TmaDesc* tma_b, const float* __restrict__ As,
+                                                        const float* __restrict__ Bs, OutT* __restrict__ C, float* __restrict__ ws,
+                                                        int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m, int splits) {
+    using T = TmaTile<BM, BN, STAGES>;
+    extern __shared__ uint8_t smem_raw[];
+    uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    const uint32_t s_base = smem_u32(smem);
+    float* sAS = reinterpret_cast<float*>(smem + T::OFF_AS);
+    float* sBS = reinterpret_cast<float*>(smem + T::OFF_BS);
+    const uint32_t full0 = s_base + T::OFF_BAR, empty0 = full0 + STAGES * 8;
+
+    const int num_pid_m = (M + BM - 1) / BM, num_pid_n = (N + BN - 1) / BN;
+    const int in_group = group_m * num_pid_n;
+    const int KB = (K + 127) / 128;
+    const int kb_per = (KB + splits - 1) / splits;
+    const int work = num_pid_m * num_pid_n * splits;
+    const bool split = splits > 1;
+    // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
+    auto item = [&](int w, int& m0, int& n0, int& kb_begin, int& nkb) {
+        const int tiles = num_pid_m * num_pid_n, tile = w % tiles, part = w / tiles;
+        const int first_m = (tile / in_group) * group_m;
+        const int group_rows = min(num_pid_m - first_m, group_m);
+        m0 = (first_m + (tile % in_group) % group_rows) * BM;
+        n0 = ((tile % in_group) / group_rows) * BN;
+        kb_begin = part * kb_per;
+        nkb = max(0, min(KB, kb_begin + kb_per) - kb_begin);
+    };
+
+    const int tid = threadIdx.x, lane = tid % 32, wg = tid / 128, wwarp = (tid % 128) / 32;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full0 + 8 * s, 1 + 32);
+            mbar_init(empty0 + 8 * s, T::CONSUMERS * 4);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == T::CONSUMERS) {
+        // Producer warpgroup.
+        if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<72>();
+        if (wwarp == 0 && lane == 0) {
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_a)) : "memory");
+            asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_b)) : "memory");
+            uint32_t g = 0;
+            for (int w = blockIdx.x; w < work; w += gridDim.x) {
+                int m0, n0, kb_begin, nkb;
+                item(w, m0, n0, kb_begin, nkb);
+                for (int i = 0; i < nkb; ++i, ++g) {
+                    const int s = g % STAGES;
+                    if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
+                    const uint32_t full = full0 + 8 * s;
+                    mbar_arrive_expect_tx(full, T::A_BYTES + T::B_BYTES);
+                    const int k0 = (kb_begin + i) * 128;
+                    tma_load_2d(s_base + s * T::A_BYTES, tma_a, full, k0, m0);
+                    tma_load_2d(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0);
+                }
+            }
+        } else if (wwarp == 1) {
+            uint32_t g = 0;
+            for (int w = blockIdx.x; w < work; w += gridDim.x) {
+                int m0, n0, kb_begin, nkb;
+                item(w, m0, n0, kb_begin, nkb);
+                const float* bs_row = Bs + (size_t)(n0 / 128) * KB;
+                for (int i = 0; i < nkb; ++i, ++g) {
+                    const int s = g % STAGES, kb = kb_begin + i;
+                    if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
+                    for (int r = lane; r < BM; r += 32)
+                        sAS[s * BM + r] = m0 + r < M ? __ldg(As + (size_t)(m0 + r) * as_stride_m + (size_t)kb * as_stride_kb) : 0.f;
+                    if (lane == 0) sBS[s] = __ldg(bs_row + kb);
+                    mbar_arrive(full0 + 8 * s);
+                }
+            }
+        }
+        return;
+    }
+
+    // Consumer warpgroup `wg`: rows [wg * 64, wg * 64 + 64) of the wgmma M side.
+    // Register split (2 consumers): the CTA holds 384 x 168 (launch bound) = 64512 registers;
+    // 128 x 72 (producer) + 256 x 216 (consumers) = 64512. A larger .inc would never be granted.
+    if constexpr (T::CONSUMERS == 2) setmaxnreg_inc<216>();
+    constexpr int R = T::WN / 2;  // accumulator registers per thread
+    // Fragment: register 4j + 2h + e holds (row lrow + 8h, col 8j + 2 * (lane % 4) + e).
+    const int lrow = wg * 64 + wwarp * 16 + lane / 4;
+    const int lcol = 2 * (lane % 4);
+    float total[R], acc0[R], acc1[R];
+
+    // Issues the 4 wgmmas of ring position g into `acc` (a fresh accumulator).
+    auto issue = [&](float* acc, uint32_t g) {
+        const int s = g % STAGES;
+        mbar_wait(full0 + 8 * s, (g / STAGES) & 1);
+        const uint32_t a_tile = s_base + s * T::A_BYTES, b_tile = s_base + T::OFF_B + s * T::B_BYTES;
+        const uint32_t p_tile = (T::SWAP ? b_tile : a_tile) + wg * 64 * 128;
+        const uint32_t q_tile = T::SWAP ? a_tile : b_tile;
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < 4; ++ks)
+            Wgmma<T::WN>::run(acc, wgmma_desc_sw128(p_tile + ks * 32), wgmma_desc_sw128(q_tile + ks * 32), ks > 0);
+        wgmma_commit();
+    };
+    // Retires ring position g from `acc` (issuing g + 1 into `next` first when `more`, so the
+    // tensor cores work while this warpgroup promotes): total += acc * As * Bs.
+    auto step = [&](float* acc, float* next, uint32_t g, bool more) {
+        if (more) issue(next, g + 1);
+        const int s = g % STAGES;
+        const float* sa = sAS + s * BM;
+        const float sb = sBS[s];
+        float sc[T::SWAP ? R / 2 : 2];
+        if constexpr (!T::SWAP) {
+            sc[0] = sa[lrow] * sb;
+            sc[1] = sa[lrow + 8] * sb;
+        } else {
+#pragma unroll
+            for (int j = 0; j < R / 4; ++j) {
+                sc[2 * j] = sa[8 * j + lcol] * sb;
+                sc[2 * j + 1] = sa[8 * j + lcol + 1] * sb;
+            }
+        }
+        if (more) wgmma_wait1();
+        else wgmma_wait0();
+        fence_regs<R>(acc);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty0 + 8 * s);
+#pragma unroll
+        for (int j = 0; j < R / 4; ++j) {
+            const float x0 = T::SWAP ? sc[2 * j] : sc[0], x1 = T::SWAP ? sc[2 * j + 1] : sc[0];
+            const float y0 = T::SWAP ? sc[2 * j] : sc[1], y1 = T::SWAP ? sc[2 * j + 1] : sc[1];
+            total[4 * j + 0] = fmaf(x0, acc[4 * j + 0], total[4 * j + 0]);
+            total[4 * j + 1] = fmaf(x1, acc[4 * j + 1], total[4 * j + 1]);
+            total[4 * j + 2] = fmaf(y0, acc[4 * j + 2], total[4 * j + 2]);
+            total[4 * j + 3] = fmaf(y1, acc[4 * j + 3], total[4 * j + 3]);
+        }
+    };
+
+    uint32_t g = 0;
+    for (int w = blockIdx.x; w < work; w += gridDim.x) {
+        int m0, n0, kb_begin, nkb;
+        item(w, m0, n0, kb_begin, nkb);
+        if (nkb == 0) continue;
+#pragma unroll
+        for (int i = 0; i < R; ++i) total[i] = 0.f;
+        issue(acc0, g);
+        for (int i = 0; i < nkb; i += 2) {
+            step(acc0, acc1, g + i, i + 1 < nkb);
+            if (i + 1 < nkb) step(acc1, acc0, g + i + 1, i + 2 < nkb);
+        }
+        g += nkb;
+
+        if constexpr (!T::SWAP) {
+            const int row = m0 + lrow;
+#pragma unroll
+            for (int j = 0; j < R / 4; ++j) {
+                const int col = n0 + 8 * j + lcol;
+                tma_store_pair<OutT>(C, ws, split, M, N, row, col, total[4 * j], total[4 * j + 1]);
+                tma_store_pair<OutT>(C, ws, split, M, N, row + 8, col, total[4 * j + 2], total[4 * j + 3]);
+            }
+        } else {
+            // Accumulator row = weight row (C column), accumulator column = token (C row).
+            const int col = n0 + lrow;
+#pragma unroll
+            for (int j = 0; j < R / 4; ++j) {
+                const int row = m0 + 8 * j + lcol;
+                tma_store_one<OutT>(C, ws, split, M, N, row, col, total[4 * j]);
+                tma_store_one<OutT>(C, ws, split, M, N, row + 1, col, total[4 * j + 1]);
+                tma_store_one<OutT>(C, ws, split, M, N, row, col + 8, total[4 * j + 2]);
+                tma_store_one<OutT>(C, ws, split, M, N, row + 1, col + 8, total[4 * j + 3]);
+            }
+        }
+    }
+}
+
+}  // namespace bfp8
+
+// sm90_gemm_block_fp8_m{BM}n{BN}w{W}s{S}_{out} for TMA tiles: BM 64/128 (normal) or 16/32
+// (swapped), W = 4 * consumer warpgroups (the config's num_warps), block = W * 32 + 128
+// threads (the producer warpgroup), dynamic shared memory TmaTile::SMEM + 1024.
+// Arguments (tma_a, tma_b, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m, splits);
+// grid (min(tiles * splits, SMs * CTAs per SM)) persistent CTAs; ws as for the mma.sync body.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define BLOCKFP8_TMA_BODY(BM, BN, S, OUT_T) \
+    bfp8::gemm_block_fp8_tma_body<BM, BN, S, OUT_T>(&tma_a, &tma_b, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m, \
+                                                    splits);
+#else
+#define BLOCKFP8_TMA_BODY(BM, BN, S, OUT_T) __trap();
+#endif
+#define BLOCKFP8_GEMM_TMA_INSTANCE_T(BM, BN, W, S, TAG, OUT_T)                                                           \
+    extern "C" __global__ void __launch_bounds__(W * 32 + 128, 1) sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##_##TAG(     \
+        const __grid_constant__ bfp8::TmaDesc tma_a, const __grid_constant__ bfp8::TmaDesc tma_b, const float* as,       \
+        const float* bs, OUT_T* c, float* ws, int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m,      \
+        int splits) {                                                                                                    \
+        static_assert(bfp8::TmaTile<BM, BN, S>::THREADS == W * 32 + 128, "num_warps = 4 per consumer warpgroup");        \
+        BLOCKFP8_TMA_BODY(BM, BN, S, OUT_T)                                                                               \
+    }
