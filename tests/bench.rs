@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use blockfp8::backend::cpu::CpuBackend;
 use blockfp8::backend::{Backend, BackendKind, TimingOptions};
-use blockfp8::bench::{self, BenchOptions, BenchShape, Implementation};
+use blockfp8::bench::{self, BenchOptions, BenchShape, Implementation, Measurement};
 use blockfp8::config::Library;
 use blockfp8::tune::{self, TuneOptions};
 
@@ -51,23 +51,37 @@ fn cpu_bench_measures_renders_and_plots() {
     assert!(report.shapes[1].get(Implementation::Tuned).is_some());
     assert!(report.shapes[2].get(Implementation::Tuned).is_none());
     assert!(report.shapes[2].notes.iter().any(|n| n.contains("no config file entry")));
+    // The CPU has no bf16 vendor GEMM: no such row anywhere, and every shape says why.
+    for s in &report.shapes {
+        assert!(s.get(Implementation::Bf16Vendor).is_none(), "{s:?}");
+        assert!(s.notes.iter().any(|n| n == "bf16 vendor: no bf16 vendor GEMM on the cpu backend"), "{:?}", s.notes);
+    }
 
     let md = bench::render_tables(&report);
     assert!(md.contains("### N=256, K=256") && md.contains("### N=128, K=384"), "{md}");
     assert!(md.lines().any(|l| l.starts_with("| 16 | 256 | 256 |")), "{md}");
     assert!(md.lines().any(|l| l.starts_with("| 8 | 128 | 384 |")), "{md}");
     assert!(md.contains("Average speedup"));
+    assert!(!md.contains("bf16 vendor us") && !md.contains("over the bf16 vendor GEMM"), "no bf16 columns without bf16 rows: {md}");
+    assert!(md.contains("- bf16 vendor: no bf16 vendor GEMM on the cpu backend (3 shapes)"), "{md}");
 
     let json: serde_json::Value = serde_json::from_str(&bench::render_json(&report).unwrap()).unwrap();
     assert_eq!(json["shapes"].as_array().unwrap().len(), 3);
     let t0 = json["shapes"][0]["measurements"][0]["time_us"].as_f64().unwrap();
     assert!((t0 - report.shapes[0].measurements[0].time_us).abs() <= 1e-9 * t0);
+    for (js, s) in json["shapes"].as_array().unwrap().iter().zip(&report.shapes) {
+        let kinds: Vec<&str> = js["measurements"].as_array().unwrap().iter().map(|m| m["implementation"].as_str().unwrap()).collect();
+        assert!(!kinds.contains(&"bf16_vendor"), "{kinds:?}");
+        assert_eq!(kinds.len(), s.measurements.len());
+        assert!(js["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("bf16 vendor: ")));
+    }
 
     let csv = bench::render_csv(&report);
     let lines: Vec<&str> = csv.lines().collect();
     let total: usize = report.shapes.iter().map(|s| s.measurements.len()).sum();
     assert_eq!(lines.len(), 1 + total);
-    assert!(lines[0].starts_with("m,n,k,implementation"));
+    assert_eq!(lines[0], "m,n,k,implementation,config,time_us,tflops,gbps,calc_diff,speedup_vs_kernel_default,speedup_vs_vendor");
+    assert!(lines.iter().all(|l| l.split(',').count() == 11 && !l.contains("bf16")), "{csv}");
     let first: Vec<&str> = lines[1].split(',').collect();
     assert_eq!(&first[..4], &["1", "256", "256", "tuned"]);
     let t: f64 = first[5].parse().unwrap();
@@ -105,4 +119,49 @@ fn default_shapes_and_parsing() {
     let w = tune::preset_shapes("deepseek-v3", 8).unwrap();
     assert_eq!(bench::shapes_for_weights(&w, &[1, 64]).len(), 2 * w.len());
     assert!(bench::run(&CpuBackend::new(), None, &quick(vec![])).is_err());
+}
+
+/// Renderings of a report that has bf16-baseline rows (no backend here measures one, so one
+/// is added to a measured CPU report): its own columns, summary row and average speedup in
+/// the tables, its own calc_diff column (the fp8 column keeps the worst fp8 path), a CSV row
+/// of the same width, a JSON entry and a plot line.
+#[test]
+fn bf16_baseline_rows_render_everywhere() {
+    let cpu = CpuBackend::new();
+    let mut report = bench::run(&cpu, None, &quick(vec!["4,256,256".parse().unwrap(), "8,256,256".parse().unwrap()])).unwrap();
+    let fp8_worst = report.shapes[0].measurements.iter().filter_map(|m| m.calc_diff).fold(0.0, f64::max);
+    for s in &mut report.shapes {
+        let d = s.get(Implementation::KernelDefault).unwrap().clone();
+        // Twice the default's time: the default is 2x faster than this row.
+        s.measurements.push(Measurement { implementation: Implementation::Bf16Vendor, config: "dequantized-bf16".into(), time_us: 2.0 * d.time_us, tflops: d.tflops / 2.0, gbps: 1.0, calc_diff: Some(0.5) });
+    }
+    let md = bench::render_tables(&report);
+    let header = md.lines().find(|l| l.starts_with("| M | N | K |")).unwrap();
+    assert!(header.ends_with("| calc_diff | bf16 vendor us | bf16 vendor TFLOPS | speedup vs bf16 | bf16 calc_diff |"), "{header}");
+    let row = md.lines().find(|l| l.starts_with("| 4 | 256 | 256 |")).unwrap();
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    assert_eq!(cells.len(), 17, "{row}");
+    assert_eq!(cells[12], format!("{fp8_worst:.1e}"), "the fp8 calc_diff column ignores the baseline: {row}");
+    assert_eq!(cells[13], format!("{:.1}", report.shapes[0].get(Implementation::Bf16Vendor).unwrap().time_us));
+    assert_eq!(cells[15], "-", "no tuned row, no speedup over bf16");
+    assert_eq!(cells[16], "5.0e-1");
+    assert!(md.lines().any(|l| l.starts_with("| bf16 vendor | 2 |") && l.ends_with("| 5.0e-1 |")), "{md}");
+    assert!(md.contains("over the bf16 vendor GEMM of the dequantized inputs."), "{md}");
+
+    let csv = bench::render_csv(&report);
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).filter(|c: &Vec<&str>| c[3] == "bf16_vendor").collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    for r in &rows {
+        assert_eq!(r.len(), 11);
+        assert_eq!(r[4], "dequantized-bf16");
+        let vs_default: f64 = r[9].parse().unwrap();
+        assert!((vs_default - 0.5).abs() < 1e-3, "{r:?}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&bench::render_json(&report).unwrap()).unwrap();
+    assert!(json["shapes"][1]["measurements"].as_array().unwrap().iter().any(|m| m["implementation"] == "bf16_vendor" && m["calc_diff"] == 0.5));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let svg = tmp.path().join("bf16.svg");
+    bench::plot_svg(&report, &svg).unwrap();
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("N=256 K=256 bf16 vendor"));
 }

@@ -85,6 +85,16 @@ pub trait Backend: Send + Sync {
     /// Per-repeat seconds of `path` on `p`, inputs resident where the backend computes.
     fn time_gemm(&self, p: &GemmProblem, path: &GemmPath, opts: &TimingOptions) -> Result<Vec<f64>>;
 
+    /// Per-repeat seconds of a dense bf16 x bf16 -> bf16 vendor GEMM (fp32 compute) of the
+    /// dequantized inputs of `p` (A[m, k] * As and B[n, k] * Bs rounded to bf16 on the host;
+    /// only the GEMM is timed, over rotating copies), and its output (row-major [M, N]) for
+    /// accuracy checks. The benchmark's "what fp8 saves" baseline; the output is bf16 whatever
+    /// `p.shape.out_dtype` says. `Error::Unsupported` where the backend has no such GEMM.
+    fn time_bf16_vendor_gemm(&self, p: &GemmProblem, opts: &TimingOptions) -> Result<(Vec<f64>, Output)> {
+        let _ = (p, opts);
+        Err(Error::Unsupported { path: "bf16 vendor GEMM".into(), reason: format!("no bf16 vendor GEMM on the {} backend", self.kind().name()) })
+    }
+
     /// The kernel configs this build can launch (the tuner's candidates).
     fn candidate_configs(&self) -> Vec<KernelConfig>;
     /// The kernel's default config.

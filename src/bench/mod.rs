@@ -1,7 +1,9 @@
 //! Side-by-side benchmark of the paths one product can take on a backend: the tuned kernel
 //! (the config library's entry for the shape), the kernel's default config and the vendor
-//! BLAS path, with TFLOPS, GB/s (minimum bytes), speedups and accuracy against the CPU
-//! reference; rendered as tables like DeepGEMM's benchmark README, JSON, CSV or an SVG plot.
+//! BLAS path, plus, where the backend has one, a dense bf16 vendor GEMM of the dequantized
+//! inputs (what the product costs without fp8); with TFLOPS, GB/s (minimum bytes), speedups
+//! and accuracy against the CPU reference; rendered as tables like DeepGEMM's benchmark
+//! README, JSON, CSV or an SVG plot.
 //!
 //! ```no_run
 //! # fn main() -> blockfp8::Result<()> {
@@ -131,6 +133,9 @@ pub enum Implementation {
     Tuned,
     KernelDefault,
     Vendor,
+    /// Dense bf16 vendor GEMM of the dequantized inputs (bf16 output); the baseline fp8 is
+    /// meant to beat. Its GB/s count the bf16 bytes it moves.
+    Bf16Vendor,
 }
 
 impl Implementation {
@@ -139,6 +144,7 @@ impl Implementation {
             Implementation::Tuned => "tuned",
             Implementation::KernelDefault => "kernel default",
             Implementation::Vendor => "vendor",
+            Implementation::Bf16Vendor => "bf16 vendor",
         }
     }
 }
@@ -146,7 +152,7 @@ impl Implementation {
 #[derive(Clone, Debug, Serialize)]
 pub struct Measurement {
     pub implementation: Implementation,
-    /// Config label, or `vendor`.
+    /// Config label, `vendor`, or `dequantized-bf16`.
     pub config: String,
     pub time_us: f64,
     pub tflops: f64,
@@ -191,6 +197,18 @@ pub struct BenchReport {
     pub wall_seconds: f64,
 }
 
+/// Bytes the bf16 GEMM of the dequantized inputs must move at least: A and B in bf16, C
+/// (bf16) written once.
+fn bf16_min_bytes(shape: &GemmShape) -> f64 {
+    2.0 * (shape.m * shape.k + shape.n * shape.k + shape.m * shape.n) as f64
+}
+
+/// What one timed entry runs: a block-scaled path, or the bf16 baseline.
+enum Timed {
+    Path(GemmPath),
+    DequantizedBf16,
+}
+
 /// The path the library's tuned entry selects for `shape`, if there is an entry.
 fn tuned_path(backend: &dyn Backend, library: Option<&Library>, shape: &GemmShape) -> Option<GemmPath> {
     let table = library?.lookup(&backend.device().config_name(), shape.n, shape.k, DTYPE, shape.block)?;
@@ -223,40 +241,59 @@ pub fn run(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOptions
             res.notes.push("tuned: no config file entry for this shape".into());
         }
         let paths = [(Implementation::Tuned, tuned), (Implementation::KernelDefault, Some(GemmPath::KernelDefault)), (Implementation::Vendor, Some(GemmPath::Vendor))];
+        let rounds = opts.rounds.clamp(1, opts.timing.repeats.max(1));
+        let per_round = TimingOptions { repeats: opts.timing.repeats.div_ceil(rounds), ..opts.timing.clone() };
         // Check every runnable path first, then time them in interleaved rounds so that
         // drift (clocks, other tenants) spreads over all paths instead of biasing one.
-        let mut runnable: Vec<(Implementation, GemmPath, Option<f64>)> = Vec::new();
+        let mut runnable: Vec<(Implementation, Timed, Option<f64>)> = Vec::new();
+        let mut first_samples: Vec<Vec<f64>> = Vec::new();
+        let diff = |out: &crate::gemm::Output, what: String| -> Result<Option<f64>> {
+            match &reference {
+                Some(r) => Ok(Some(r.diff(out, s.n).map_err(|why| Error::Unsupported { path: what, reason: why })?)),
+                None => Ok(None),
+            }
+        };
         for (which, path) in paths {
             let Some(path) = path else { continue };
             if let Err(why) = backend.supports(&shape, &path) {
                 res.notes.push(format!("{}: {why}", which.label()));
                 continue;
             }
-            let calc_diff = match &reference {
-                Some(r) => {
-                    let out = backend.gemm(&p, &path)?;
-                    Some(r.diff(&out, s.n).map_err(|why| Error::Unsupported { path: path.label(), reason: why })?)
-                }
-                None => None,
-            };
-            runnable.push((which, path, calc_diff));
+            let calc_diff = if reference.is_some() { diff(&backend.gemm(&p, &path)?, path.label())? } else { None };
+            runnable.push((which, Timed::Path(path), calc_diff));
+            first_samples.push(Vec::new());
         }
-        let rounds = opts.rounds.clamp(1, opts.timing.repeats.max(1));
-        let per_round = TimingOptions { repeats: opts.timing.repeats.div_ceil(rounds), ..opts.timing.clone() };
-        let mut samples: Vec<Vec<f64>> = vec![Vec::new(); runnable.len()];
-        for _ in 0..rounds {
-            for (i, (_, path, _)) in runnable.iter().enumerate() {
-                samples[i].extend(backend.time_gemm(&p, path, &per_round)?);
+        // The bf16 baseline has no separate support query: its first timed round tells
+        // (Unsupported becomes a note) and brings the output for calc_diff.
+        match backend.time_bf16_vendor_gemm(&p, &per_round) {
+            Ok((times, out)) => {
+                let calc_diff = diff(&out, Implementation::Bf16Vendor.label().into())?;
+                runnable.push((Implementation::Bf16Vendor, Timed::DequantizedBf16, calc_diff));
+                first_samples.push(times);
+            }
+            Err(Error::Unsupported { reason, .. }) => res.notes.push(format!("{}: {reason}", Implementation::Bf16Vendor.label())),
+            Err(e) => return Err(e),
+        }
+        let mut samples = first_samples;
+        for round in 0..rounds {
+            for (i, (_, timed, _)) in runnable.iter().enumerate() {
+                match timed {
+                    Timed::Path(path) => samples[i].extend(backend.time_gemm(&p, path, &per_round)?),
+                    // Its first round ran above.
+                    Timed::DequantizedBf16 if round > 0 => samples[i].extend(backend.time_bf16_vendor_gemm(&p, &per_round)?.0),
+                    Timed::DequantizedBf16 => {}
+                }
             }
         }
-        for ((which, path, calc_diff), samples) in runnable.into_iter().zip(samples) {
-            let t = median(&samples).ok_or_else(|| Error::Unsupported { path: path.label(), reason: format!("timing gave no usable samples: {samples:?}") })?;
-            let config = match &path {
-                GemmPath::Tuned(c) => c.short(),
-                GemmPath::Vendor => "vendor".into(),
-                GemmPath::KernelDefault => backend.default_config().short(),
+        for ((which, timed, calc_diff), samples) in runnable.into_iter().zip(samples) {
+            let (config, min_bytes) = match &timed {
+                Timed::Path(GemmPath::Tuned(c)) => (c.short(), shape.min_bytes()),
+                Timed::Path(GemmPath::Vendor) => ("vendor".into(), shape.min_bytes()),
+                Timed::Path(GemmPath::KernelDefault) => (backend.default_config().short(), shape.min_bytes()),
+                Timed::DequantizedBf16 => ("dequantized-bf16".into(), bf16_min_bytes(&shape)),
             };
-            res.measurements.push(Measurement { implementation: which, config, time_us: t * 1e6, tflops: shape.flops() / t / 1e12, gbps: shape.min_bytes() / t / 1e9, calc_diff });
+            let t = median(&samples).ok_or_else(|| Error::Unsupported { path: which.label().into(), reason: format!("timing gave no usable samples: {samples:?}") })?;
+            res.measurements.push(Measurement { implementation: which, config, time_us: t * 1e6, tflops: shape.flops() / t / 1e12, gbps: min_bytes / t / 1e9, calc_diff });
         }
         log::info!("bench M={} N={} K={}: {} paths measured", s.m, s.n, s.k, res.measurements.len());
         results.push(res);

@@ -15,7 +15,8 @@ fn plot_err(path: &Path, e: impl std::fmt::Display) -> Error {
 type Series = (String, usize, Implementation, Vec<(f64, f64)>);
 
 /// Writes the plot to `path` (log-scale M axis; one colour per line, marker shape per
-/// implementation: circle tuned, triangle kernel default, cross vendor). Shapes with a
+/// implementation: circle tuned, triangle kernel default, cross vendor, hollow square the
+/// bf16 vendor GEMM of the dequantized inputs). Shapes with a
 /// single M still get a point.
 pub fn plot_svg(r: &BenchReport, path: &Path) -> Result<()> {
     let mut series: Vec<Series> = Vec::new();
@@ -61,6 +62,10 @@ pub fn plot_svg(r: &BenchReport, path: &Path) -> Result<()> {
             Implementation::Tuned => chart.draw_series(pts.map(|p| Circle::new(p, 4, style))),
             Implementation::KernelDefault => chart.draw_series(pts.map(|p| TriangleMarker::new(p, 5, style))),
             Implementation::Vendor => chart.draw_series(pts.map(|p| Cross::new(p, 4, style))),
+            Implementation::Bf16Vendor => {
+                let hollow = ShapeStyle { filled: false, ..style };
+                chart.draw_series(pts.map(|p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], hollow)))
+            }
         };
         drawn.map_err(|e| plot_err(path, e))?;
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::{BenchReport, Implementation, ShapeResult};
 use crate::error::{Error, Result};
 
-const IMPLS: [Implementation; 3] = [Implementation::Tuned, Implementation::KernelDefault, Implementation::Vendor];
+const IMPLS: [Implementation; 4] = [Implementation::Tuned, Implementation::KernelDefault, Implementation::Vendor, Implementation::Bf16Vendor];
 
 fn cell(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.digits$}"))
@@ -26,8 +26,14 @@ fn speedup_cell(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("{x:.2}x"))
 }
 
-fn worst_diff(s: &ShapeResult) -> Option<f64> {
-    s.measurements.iter().filter_map(|m| m.calc_diff).reduce(f64::max)
+/// Worst calc_diff of the block-scaled fp8 paths (the bf16 baseline, with its own input
+/// rounding, has its own column so that it cannot mask an fp8 path's error).
+fn worst_fp8_diff(s: &ShapeResult) -> Option<f64> {
+    s.measurements.iter().filter(|m| m.implementation != Implementation::Bf16Vendor).filter_map(|m| m.calc_diff).reduce(f64::max)
+}
+
+fn diff_cell(d: Option<f64>, sampled: bool) -> String {
+    d.map_or("-".to_string(), |x| format!("{x:.1e}{}", if sampled { " (sampled)" } else { "" }))
 }
 
 /// Arithmetic mean of the defined values (`None` when there are none).
@@ -36,8 +42,10 @@ fn mean(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// One markdown table per (N, K) in first-seen order (rows: M), then the averages.
+/// One markdown table per (N, K) in first-seen order (rows: M), then the averages. The bf16
+/// baseline's columns appear only when some shape measured it.
 pub fn render_tables(r: &BenchReport) -> String {
+    let with_bf16 = r.shapes.iter().any(|s| s.get(Implementation::Bf16Vendor).is_some());
     let mut out = format!(
         "Backend {} on {}, output {}, {} activation scales; median of {} repeats per path in {} interleaved rounds, {} warm-up runs per round.\n\n",
         r.backend, r.device, r.out_dtype, r.scale_layout, r.repeats, r.rounds, r.warmup
@@ -51,15 +59,17 @@ pub fn render_tables(r: &BenchReport) -> String {
     }
     for ((n, k), rows) in &groups {
         out += &format!("### N={n}, K={k}\n\n");
-        out += "| M | N | K | tuned us | tuned TFLOPS | tuned GB/s | default us | default TFLOPS | vendor us | vendor TFLOPS | speedup vs default | speedup vs vendor | calc_diff |\n";
-        out += "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+        out += "| M | N | K | tuned us | tuned TFLOPS | tuned GB/s | default us | default TFLOPS | vendor us | vendor TFLOPS | speedup vs default | speedup vs vendor | calc_diff |";
+        out += if with_bf16 { " bf16 vendor us | bf16 vendor TFLOPS | speedup vs bf16 | bf16 calc_diff |\n" } else { "\n" };
+        out += "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
+        out += if with_bf16 { "--:|--:|--:|--:|\n" } else { "\n" };
         for s in rows {
             let t = s.get(Implementation::Tuned);
             let d = s.get(Implementation::KernelDefault);
             let v = s.get(Implementation::Vendor);
-            let diff = worst_diff(s).map_or("-".to_string(), |x| format!("{x:.1e}{}", if s.sampled_check { " (sampled)" } else { "" }));
+            let diff = diff_cell(worst_fp8_diff(s), s.sampled_check);
             out += &format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 s.m,
                 s.n,
                 s.k,
@@ -74,6 +84,17 @@ pub fn render_tables(r: &BenchReport) -> String {
                 speedup_cell(s.speedup(Implementation::Tuned, Implementation::Vendor)),
                 diff
             );
+            if with_bf16 {
+                let b = s.get(Implementation::Bf16Vendor);
+                out += &format!(
+                    " {} | {} | {} | {} |",
+                    cell(b.map(|x| x.time_us), 1),
+                    num_cell(b.map(|x| x.tflops)),
+                    speedup_cell(s.speedup(Implementation::Tuned, Implementation::Bf16Vendor)),
+                    diff_cell(b.and_then(|x| x.calc_diff), s.sampled_check)
+                );
+            }
+            out.push('\n');
         }
         out.push('\n');
     }
@@ -94,7 +115,12 @@ pub fn render_tables(r: &BenchReport) -> String {
     }
     let vs_default = mean(r.shapes.iter().map(|s| s.speedup(Implementation::Tuned, Implementation::KernelDefault)));
     let vs_vendor = mean(r.shapes.iter().map(|s| s.speedup(Implementation::Tuned, Implementation::Vendor)));
-    out += &format!("\nAverage speedup of the tuned path: {} over the kernel default, {} over the vendor path.\n", speedup_cell(vs_default), speedup_cell(vs_vendor));
+    out += &format!("\nAverage speedup of the tuned path: {} over the kernel default, {} over the vendor path", speedup_cell(vs_default), speedup_cell(vs_vendor));
+    if with_bf16 {
+        let vs_bf16 = mean(r.shapes.iter().map(|s| s.speedup(Implementation::Tuned, Implementation::Bf16Vendor)));
+        out += &format!(", {} over the bf16 vendor GEMM of the dequantized inputs", speedup_cell(vs_bf16));
+    }
+    out += ".\n";
     let mut notes: BTreeMap<String, usize> = BTreeMap::new();
     for s in &r.shapes {
         for n in &s.notes {

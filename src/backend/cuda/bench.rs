@@ -1,5 +1,6 @@
 //! H200 benchmark core: on the anchor shapes, the vendor path (cuBLASLt), the kernel's
-//! default path and every compiled kernel config (best reported), timed in one run; and the
+//! default path, every compiled kernel config (best reported) and a dense bf16 cuBLASLt GEMM of
+//! the dequantized inputs (the no-fp8 baseline), timed in one run; and the
 //! token-quantization bandwidth. Inputs are random fp8 bytes (no NaN patterns) with random
 //! positive scales; the kernel's best and cuBLASLt are cross-checked with calc_diff.
 
@@ -93,8 +94,8 @@ pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: 
     let mut out = String::new();
     let dev = be.device();
     let _ = writeln!(out, "device: {} ({}, {} SMs); timing: median of {} repeats, each over rotating input copies >= 256 MiB, CUDA events", dev.name, dev.arch, dev.compute_units, t.repeats);
-    let _ = writeln!(out, "\n| M | N | K | floor us | cuBLASLt us (TFLOPS) | kernel default us (cfg) | kernel best us (cfg, TFLOPS) | best/cuBLASLt | anchors: vLLM best / cuBLASLt us | calc_diff best vs cuBLASLt |");
-    let _ = writeln!(out, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(out, "\n| M | N | K | floor us | cuBLASLt us (TFLOPS) | bf16 cuBLASLt us (TFLOPS) | kernel default us (cfg) | kernel best us (cfg, TFLOPS) | best/cuBLASLt | anchors: vLLM best / cuBLASLt us | calc_diff best vs cuBLASLt |");
+    let _ = writeln!(out, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     let candidates: Vec<KernelConfig> = if sweep { be.candidate_configs() } else { Vec::new() };
     for (i, &(m, n, k, vllm_best, lt_anchor)) in shapes.iter().enumerate() {
         let owned = Owned::random(m, n, k, 1000 + i as u64);
@@ -107,6 +108,18 @@ pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: 
                 log::warn!("vendor path unavailable for {m}x{n}x{k}: {why}");
                 None
             }
+        };
+        // The bf16 GEMM of the dequantized inputs; its output is not checked here (tests/cuda.rs does).
+        let bf16_txt = match be.time_bf16_vendor_gemm(&p, &t) {
+            Ok((times, _)) => {
+                let us = median(times) * 1e6;
+                format!("{us:.1} ({:.0})", tflops(us))
+            }
+            Err(crate::Error::Unsupported { reason, .. }) => {
+                log::warn!("bf16 cuBLASLt unavailable for {m}x{n}x{k}: {reason}");
+                "-".into()
+            }
+            Err(e) => return Err(e),
         };
         let default_cfg = super::kernels::heuristic_config(&p.shape);
         let sms = dev.compute_units;
@@ -153,7 +166,7 @@ pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: 
         };
         let _ = writeln!(
             out,
-            "| {m} | {n} | {k} | {floor:.1} | {v_txt} | {default_us:.1} ({}) | {:.1} ({}, {:.0}) | {ratio} | {vllm_best} / {lt_anchor} | {diff} |",
+            "| {m} | {n} | {k} | {floor:.1} | {v_txt} | {bf16_txt} | {default_us:.1} ({}) | {:.1} ({}, {:.0}) | {ratio} | {vllm_best} / {lt_anchor} | {diff} |",
             label(&default_cfg),
             best.0,
             label(&best.1),

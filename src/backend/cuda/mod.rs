@@ -3,6 +3,7 @@
 //! are loaded at run time, so a build without CUDA installed still links and runs).
 
 pub mod bench;
+pub mod bf16_gemm;
 pub mod cublaslt;
 mod gemm_launch;
 pub mod kernels;
@@ -314,6 +315,11 @@ impl Backend for CudaBackend {
         p.validate()?;
         self.supports(&p.shape, path).map_err(|reason| Error::Unsupported { path: format!("cuda {}", path.label()), reason })?;
         gemm_launch::time(self, p, path, opts)
+    }
+
+    fn time_bf16_vendor_gemm(&self, p: &GemmProblem, opts: &TimingOptions) -> Result<(Vec<f64>, Output)> {
+        p.validate()?;
+        bf16_gemm::time(self, p, opts)
     }
 
     fn candidate_configs(&self) -> Vec<KernelConfig> {
