@@ -9,8 +9,9 @@
 //   and the weight scale. Each stage has a `full` mbarrier (TMA bytes + 32 scale lanes) and
 //   an `empty` one (one arrival per consumer warp once its wgmmas have read the stage).
 // - consumer warpgroup w: 64 rows of the wgmma M side. Per K block: wait `full`, 4 wgmma
-//   m64nNk32 into a fresh accumulator; two accumulators alternate, so block kb + 1's wgmmas
-//   run while block kb's are retired (wait, release the stage, total += acc * As * Bs).
+//   m64nNk32 into a fresh accumulator, wait for them, release the stage, then
+//   total += acc * As * Bs. With two consumer warpgroups the tensor cores run one group's
+//   wgmmas while the other promotes.
 // - persistent grid: each CTA loops over work items, and the producer fills the ring for the
 //   next tile while the consumers store the last one.
 // SWAP (small M): the weight tile is the wgmma M side (64 rows per consumer warpgroup) and the
@@ -142,7 +143,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         nkb = max(0, min(KB, kb_begin + kb_per) - kb_begin);
     };
 
-    const int tid = threadIdx.x, lane = tid % 32, wg = tid / 128, wwarp = (tid % 128) / 32;
+    // Warpgroup and warp indices through __shfl_sync, which ptxas knows to be warp-uniform:
+    // computed plainly, the role branches look divergent to it and it serializes every wgmma
+    // (C7518 "wgmma.mma_async instructions are serialized").
+    const int tid = threadIdx.x, lane = tid % 32;
+    const int wg = __shfl_sync(0xffffffffu, tid / 128, 0), wwarp = __shfl_sync(0xffffffffu, (tid % 128) / 32, 0);
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1 + 32);
@@ -173,17 +178,36 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 }
             }
         } else if (wwarp == 1) {
+            // Scales: the loads for the next K block are issued before waiting for its stage, so
+            // their latency overlaps the wait instead of adding to every K block.
+            constexpr int PER_LANE = (BM + 31) / 32;
             uint32_t g = 0;
             for (int w = blockIdx.x; w < work; w += gridDim.x) {
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
                 const float* bs_row = Bs + (size_t)(n0 / 128) * KB;
+                float a_next[PER_LANE], b_next = 0.f;
+                auto load = [&](int kb) {
+#pragma unroll
+                    for (int j = 0; j < PER_LANE; ++j) {
+                        const int r = lane + 32 * j;
+                        a_next[j] = r < BM && m0 + r < M ? __ldg(As + (size_t)(m0 + r) * as_stride_m + (size_t)kb * as_stride_kb) : 0.f;
+                    }
+                    b_next = __ldg(bs_row + kb);
+                };
+                if (nkb > 0) load(kb_begin);
                 for (int i = 0; i < nkb; ++i, ++g) {
-                    const int s = g % STAGES, kb = kb_begin + i;
+                    const int s = g % STAGES;
+                    float a_cur[PER_LANE];
+#pragma unroll
+                    for (int j = 0; j < PER_LANE; ++j) a_cur[j] = a_next[j];
+                    const float b_cur = b_next;
+                    if (i + 1 < nkb) load(kb_begin + i + 1);
                     if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
-                    for (int r = lane; r < BM; r += 32)
-                        sAS[s * BM + r] = m0 + r < M ? __ldg(As + (size_t)(m0 + r) * as_stride_m + (size_t)kb * as_stride_kb) : 0.f;
-                    if (lane == 0) sBS[s] = __ldg(bs_row + kb);
+#pragma unroll
+                    for (int j = 0; j < PER_LANE; ++j)
+                        if (lane + 32 * j < BM) sAS[s * BM + lane + 32 * j] = a_cur[j];
+                    if (lane == 0) sBS[s] = b_cur;
                     mbar_arrive(full0 + 8 * s);
                 }
             }
@@ -199,7 +223,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // Fragment: register 4j + 2h + e holds (row lrow + 8h, col 8j + 2 * (lane % 4) + e).
     const int lrow = wg * 64 + wwarp * 16 + lane / 4;
     const int lcol = 2 * (lane % 4);
-    float total[R], acc0[R], acc1[R];
+    float total[R], acc[R];
 
     // Issues the 4 wgmmas of ring position g into `acc` (a fresh accumulator).
     auto issue = [&](float* acc, uint32_t g) {
@@ -214,10 +238,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             Wgmma<T::WN>::run(acc, wgmma_desc_sw128(p_tile + ks * 32), wgmma_desc_sw128(q_tile + ks * 32), ks > 0);
         wgmma_commit();
     };
-    // Retires ring position g from `acc` (issuing g + 1 into `next` first when `more`, so the
-    // tensor cores work while this warpgroup promotes): total += acc * As * Bs.
-    auto step = [&](float* acc, float* next, uint32_t g, bool more) {
-        if (more) issue(next, g + 1);
+    // Retires ring position g from `acc`: wait for its wgmmas, release the stage, then
+    // total += acc * As * Bs. (A second accumulator that overlaps block g + 1's wgmmas with
+    // this promotion makes ptxas serialize all wgmmas (C7518, accumulators read inside a
+    // wgmma pipeline stage), so each warpgroup waits; two consumer warpgroups overlap instead.)
+    auto retire = [&](float* acc, uint32_t g) {
         const int s = g % STAGES;
         const float* sa = sAS + s * BM;
         const float sb = sBS[s];
@@ -232,8 +257,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 sc[2 * j + 1] = sa[8 * j + lcol + 1] * sb;
             }
         }
-        if (more) wgmma_wait1();
-        else wgmma_wait0();
+        wgmma_wait0();
         fence_regs<R>(acc);
         __syncwarp();
         if (lane == 0) mbar_arrive(empty0 + 8 * s);
@@ -255,10 +279,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         if (nkb == 0) continue;
 #pragma unroll
         for (int i = 0; i < R; ++i) total[i] = 0.f;
-        issue(acc0, g);
-        for (int i = 0; i < nkb; i += 2) {
-            step(acc0, acc1, g + i, i + 1 < nkb);
-            if (i + 1 < nkb) step(acc1, acc0, g + i + 1, i + 2 < nkb);
+        for (int i = 0; i < nkb; ++i) {
+            issue(acc, g + i);
+            retire(acc, g + i);
         }
         g += nkb;
 

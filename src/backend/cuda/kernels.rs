@@ -132,16 +132,17 @@ pub fn default_config() -> KernelConfig {
 }
 
 /// The `KernelDefault` path: a fixed tile per M range among the always-compiled tiles.
-/// Small M is bound by streaming B: the swapped TMA tiles put the weights on the wgmma M side
-/// and 16 or 32 tokens on its N side (split-K fills the SMs, see `split_k`).
+/// Up to M = 128 the shapes are bound by streaming B: swapped TMA tiles put the weights on the
+/// wgmma M side and 16 or 32 tokens on its N side, with split-K filling the SMs (`split_k`);
+/// the ranges follow the best tiles of the H200 sweep (BENCHMARKS.md).
 pub fn heuristic_config(shape: &GemmShape) -> KernelConfig {
     if shape.k % 16 != 0 {
         return unaligned_k_config();
     }
     match shape.m {
-        0..=16 => first_compiled(&[(16, 64, 4, 8, 1), (16, 64, 4, 6, 1)]),
-        17..=32 => first_compiled(&[(32, 64, 4, 8, 1), (32, 64, 4, 6, 1)]),
-        33..=64 => first_compiled(&[(64, 128, 4, 6, 8), (64, 64, 4, 4, 8)]),
+        0..=16 => first_compiled(&[(16, 64, 4, 4, 8), (16, 64, 4, 6, 1)]),
+        17..=128 => first_compiled(&[(32, 64, 4, 4, 8), (32, 64, 4, 6, 1)]),
+        129..=512 => first_compiled(&[(64, 64, 4, 4, 8), (64, 128, 8, 4, 8)]),
         _ => default_config(),
     }
 }
