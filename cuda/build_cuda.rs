@@ -180,6 +180,11 @@ fn shipped_tiles(report: &mut String, wgmma_build: bool) -> Vec<Tile> {
             continue;
         };
         for (m, entry) in map {
+            // Entries that chose the vendor path keep the runner-up kernel fields for vLLM-style
+            // loaders; this crate never launches them, so they are not compiled.
+            if entry.get("blockfp8_path").and_then(|v| v.as_str()) == Some("vendor") {
+                continue;
+            }
             let get = |k: &str| entry.get(k).and_then(|v| v.as_u64()).map(|v| v as u32);
             let (Some(bm), Some(bn), Some(bk), Some(warps)) =
                 (get("BLOCK_SIZE_M"), get("BLOCK_SIZE_N"), get("BLOCK_SIZE_K"), get("num_warps"))
