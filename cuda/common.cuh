@@ -29,6 +29,30 @@ __device__ __forceinline__ uint16_t pack_e4m3x2(float lo, float hi) {
     return (uint16_t)__nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, __NV_E4M3);
 }
 
+// Stores (row, col), (row, col + 1) of C [M, N], masked at the M / N edges (4- or 8-byte
+// stores where N is even); with split K (`split`) the pair is added to the fp32 workspace.
+template <typename OutT>
+__device__ __forceinline__ void store_pair(OutT* C, float* ws, bool split, int M, int N, int row, int col, float a, float b) {
+    if (row >= M) return;
+    if (split) {
+        if (col < N) atomicAdd(ws + (size_t)row * N + col, a);
+        if (col + 1 < N) atomicAdd(ws + (size_t)row * N + col + 1, b);
+        return;
+    }
+    OutT* dst = C + (size_t)row * N + col;
+    if ((N % 2) == 0 && col + 1 < N) {
+        if constexpr (sizeof(OutT) == 4) {
+            *reinterpret_cast<float2*>(dst) = make_float2(a, b);
+        } else {
+            OutT two[2] = {from_f32<OutT>(a), from_f32<OutT>(b)};
+            *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(two);
+        }
+    } else {
+        if (col < N) dst[0] = from_f32<OutT>(a);
+        if (col + 1 < N) dst[1] = from_f32<OutT>(b);
+    }
+}
+
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
     return (uint32_t)__cvta_generic_to_shared(p);
 }

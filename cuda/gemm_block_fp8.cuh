@@ -39,35 +39,6 @@ __host__ __device__ constexpr int gemm_warps_m(int BM, int BN, int WARPS) {
 template <int BM, int BN>
 __host__ __device__ constexpr int gemm_stage_bytes() { return (BM + BN) * GEMM_BK + BM * 4; }
 
-// Stores (row, col), (row, col + 1) of the tile, masked at the M / N edges.
-template <typename OutT>
-__device__ __forceinline__ void store_pair(OutT* C, int M, int N, int row, int col, float a, float b) {
-    if (row >= M) return;
-    OutT* dst = C + (size_t)row * N + col;
-    if ((N % 2) == 0 && col + 1 < N) {
-        if constexpr (sizeof(OutT) == 4) {
-            *reinterpret_cast<float2*>(dst) = make_float2(a, b);
-        } else {
-            OutT two[2] = {from_f32<OutT>(a), from_f32<OutT>(b)};
-            *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(two);
-        }
-    } else {
-        if (col < N) dst[0] = from_f32<OutT>(a);
-        if (col + 1 < N) dst[1] = from_f32<OutT>(b);
-    }
-}
-
-// Split-K partial sums go to the fp32 workspace with atomics; otherwise the pair is stored.
-template <typename OutT>
-__device__ __forceinline__ void store_or_add(OutT* C, float* ws, int M, int N, int row, int col, float a, float b) {
-    if (gridDim.y == 1) {
-        store_pair<OutT>(C, M, N, row, col, a, b);
-    } else if (row < M) {
-        if (col < N) atomicAdd(ws + (size_t)row * N + col, a);
-        if (col + 1 < N) atomicAdd(ws + (size_t)row * N + col + 1, b);
-    }
-}
-
 template <int BM, int BN, int WARPS, int STAGES, typename OutT>
 __device__ __forceinline__ void gemm_block_fp8_body(const uint8_t* __restrict__ A, const float* __restrict__ As,
                                                     const uint8_t* __restrict__ B, const float* __restrict__ Bs,
@@ -229,7 +200,7 @@ __device__ __forceinline__ void gemm_block_fp8_body(const uint8_t* __restrict__ 
 #pragma unroll
             for (int j = 0; j < NI; ++j) {
                 const int col = n0 + wn * WTN + j * 8 + (lane % 4) * 2;
-                store_or_add<OutT>(C, ws, M, N, row, col, total[i][j][2 * h], total[i][j][2 * h + 1]);
+                store_pair<OutT>(C, ws, gridDim.y > 1, M, N, row, col, total[i][j][2 * h], total[i][j][2 * h + 1]);
             }
         }
     }

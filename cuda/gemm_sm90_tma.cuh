@@ -82,29 +82,10 @@ template <int R> __device__ __forceinline__ void fence_regs(float* r) {
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
 
+// One element of C (the swapped tiles hold C transposed, so pairs are not adjacent in memory);
+// with split K it is added to the fp32 workspace.
 template <typename OutT>
-__device__ __forceinline__ void tma_store_pair(OutT* C, float* ws, bool split, int M, int N, int row, int col, float a, float b) {
-    if (row >= M) return;
-    if (split) {
-        if (col < N) atomicAdd(ws + (size_t)row * N + col, a);
-        if (col + 1 < N) atomicAdd(ws + (size_t)row * N + col + 1, b);
-        return;
-    }
-    OutT* dst = C + (size_t)row * N + col;
-    if ((N % 2) == 0 && col + 1 < N) {
-        if constexpr (sizeof(OutT) == 4) {
-            *reinterpret_cast<float2*>(dst) = make_float2(a, b);
-        } else {
-            OutT two[2] = {from_f32<OutT>(a), from_f32<OutT>(b)};
-            *reinterpret_cast<uint32_t*>(dst) = *reinterpret_cast<const uint32_t*>(two);
-        }
-    } else {
-        if (col < N) dst[0] = from_f32<OutT>(a);
-        if (col + 1 < N) dst[1] = from_f32<OutT>(b);
-    }
-}
-template <typename OutT>
-__device__ __forceinline__ void tma_store_one(OutT* C, float* ws, bool split, int M, int N, int row, int col, float v) {
+__device__ __forceinline__ void store_one(OutT* C, float* ws, bool split, int M, int N, int row, int col, float v) {
     if (row >= M || col >= N) return;
     if (split) atomicAdd(ws + (size_t)row * N + col, v);
     else C[(size_t)row * N + col] = from_f32<OutT>(v);
@@ -290,8 +271,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 #pragma unroll
             for (int j = 0; j < R / 4; ++j) {
                 const int col = n0 + 8 * j + lcol;
-                tma_store_pair<OutT>(C, ws, split, M, N, row, col, total[4 * j], total[4 * j + 1]);
-                tma_store_pair<OutT>(C, ws, split, M, N, row + 8, col, total[4 * j + 2], total[4 * j + 3]);
+                store_pair<OutT>(C, ws, split, M, N, row, col, total[4 * j], total[4 * j + 1]);
+                store_pair<OutT>(C, ws, split, M, N, row + 8, col, total[4 * j + 2], total[4 * j + 3]);
             }
         } else {
             // Accumulator row = weight row (C column), accumulator column = token (C row).
@@ -299,10 +280,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 #pragma unroll
             for (int j = 0; j < R / 4; ++j) {
                 const int row = m0 + 8 * j + lcol;
-                tma_store_one<OutT>(C, ws, split, M, N, row, col, total[4 * j]);
-                tma_store_one<OutT>(C, ws, split, M, N, row + 1, col, total[4 * j + 1]);
-                tma_store_one<OutT>(C, ws, split, M, N, row, col + 8, total[4 * j + 2]);
-                tma_store_one<OutT>(C, ws, split, M, N, row + 1, col + 8, total[4 * j + 3]);
+                store_one<OutT>(C, ws, split, M, N, row, col, total[4 * j]);
+                store_one<OutT>(C, ws, split, M, N, row + 1, col, total[4 * j + 1]);
+                store_one<OutT>(C, ws, split, M, N, row, col + 8, total[4 * j + 2]);
+                store_one<OutT>(C, ws, split, M, N, row + 1, col + 8, total[4 * j + 3]);
             }
         }
     }

@@ -19,8 +19,9 @@ use half::bf16;
 use half::slice::HalfFloatSliceExt;
 use rayon::prelude::*;
 
-use super::runtime::{ptr, DriverResultExt, BACKEND};
-use super::{cublaslt, gemm_launch, CudaBackend};
+use super::runtime::{ptr, DriverResultExt};
+use super::cublaslt::{self, lt_err, LtHandle};
+use super::{gemm_launch, CudaBackend};
 use crate::backend::TimingOptions;
 use crate::error::{Error, Result};
 use crate::gemm::{GemmProblem, Output};
@@ -28,10 +29,6 @@ use crate::gemm::{GemmProblem, Output};
 const PATH: &str = "cuda bf16 cuBLASLt";
 /// Hopper's recommended cuBLASLt workspace (as for the fp8 path).
 const WORKSPACE_BYTES: usize = cublaslt::WORKSPACE_BYTES;
-
-fn lt_err(call: &str, e: lt::CublasError) -> Error {
-    Error::Device { backend: BACKEND, call: call.to_string(), reason: format!("{:?}", e.0) }
-}
 
 fn unsupported(reason: impl Into<String>) -> Error {
     Error::Unsupported { path: PATH.into(), reason: reason.into() }
@@ -62,16 +59,6 @@ pub fn dequantize_bf16(p: &GemmProblem) -> (Vec<bf16>, Vec<bf16>) {
     (a, b)
 }
 
-/// A cuBLASLt handle of this path's own (the fp8 path's handle may be absent on devices it
-/// cannot serve, while bf16 runs on any tensor-core GPU).
-struct Handle(sys::cublasLtHandle_t);
-impl Drop for Handle {
-    fn drop(&mut self) {
-        // SAFETY: created by cublasLtCreate, destroyed once; errors cannot be reported from Drop.
-        let _ = unsafe { lt::destroy_handle(self.0) };
-    }
-}
-
 /// Descriptors and the heuristic's algorithm for one (M, N, K), destroyed on drop.
 struct Plan {
     desc: sys::cublasLtMatmulDesc_t,
@@ -94,7 +81,7 @@ impl Drop for Plan {
 impl Plan {
     /// TN bf16 GEMM D[N, M] = B[K, N]^T A[K, M] (column-major), fp32 compute and scaling.
     /// No algorithm for the shape is `Error::Unsupported`.
-    fn new(h: &Handle, m: usize, n: usize, k: usize) -> Result<Self> {
+    fn new(h: &LtHandle, m: usize, n: usize, k: usize) -> Result<Self> {
         use sys::cublasLtMatmulDescAttributes_t as A;
         let desc = lt::create_matmul_desc(sys::cublasComputeType_t::CUBLAS_COMPUTE_32F, sys::cudaDataType::CUDA_R_32F).map_err(|e| lt_err("cublasLtMatmulDescCreate", e))?;
         let mut plan = Plan { desc, layouts: Vec::with_capacity(3), algo: None };
@@ -110,20 +97,10 @@ impl Plan {
             for (attr, op, call) in [(A::CUBLASLT_MATMUL_DESC_TRANSA, 1i32, "cublasLtMatmulDescSetAttribute(TRANSA)"), (A::CUBLASLT_MATMUL_DESC_TRANSB, 0i32, "cublasLtMatmulDescSetAttribute(TRANSB)")] {
                 lt::set_matmul_desc_attribute(desc, attr, &op as *const i32 as *const c_void, size_of::<i32>()).map_err(|e| lt_err(call, e))?;
             }
-            let pref = lt::create_matmul_pref().map_err(|e| lt_err("cublasLtMatmulPreferenceCreate", e))?;
-            let ws = WORKSPACE_BYTES;
-            let limit = lt::set_matmul_pref_attribute(
-                pref,
-                sys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                &ws as *const usize as *const c_void,
-                size_of::<usize>(),
-            );
-            let heuristic = limit.map_err(|e| lt_err("cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)", e)).map(|_| lt::get_matmul_algo_heuristic(h.0, desc, a, b, d, d, pref));
-            let _ = lt::destroy_matmul_pref(pref);
-            plan.algo = Some(match heuristic? {
-                Ok(r) => r.algo,
-                Err(lt::CublasError(sys::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED)) => return Err(unsupported(format!("cuBLASLt has no bf16 algorithm for M={m} N={n} K={k}"))),
-                Err(e) => return Err(lt_err("cublasLtMatmulAlgoGetHeuristic", e)),
+            plan.algo = Some(match cublaslt::best_algo(h, desc, a, b, d) {
+                Ok(algo) => algo,
+                Err((_, lt::CublasError(sys::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED))) => return Err(unsupported(format!("cuBLASLt has no bf16 algorithm for M={m} N={n} K={k}"))),
+                Err((call, e)) => return Err(lt_err(call, e)),
             });
         }
         Ok(plan)
@@ -134,29 +111,10 @@ impl Plan {
     /// # Safety
     /// `a` ([M, K] bf16), `b` ([N, K] bf16), `c` ([M, N] bf16) and `workspace`
     /// (WORKSPACE_BYTES) address live device buffers of the plan's sizes.
-    unsafe fn run(&self, h: &Handle, a: u64, b: u64, c: u64, workspace: u64, stream: sys::cudaStream_t) -> Result<()> {
+    unsafe fn run(&self, h: &LtHandle, a: u64, b: u64, c: u64, workspace: u64, stream: sys::cudaStream_t) -> Result<()> {
         let algo = self.algo.as_ref().ok_or_else(|| unsupported("no algorithm planned"))?;
-        let (alpha, beta) = (1.0f32, 0.0f32);
         let l = &self.layouts;
-        lt::matmul(
-            h.0,
-            self.desc,
-            &alpha as *const f32 as *const c_void,
-            &beta as *const f32 as *const c_void,
-            b as *const c_void,
-            l[0],
-            a as *const c_void,
-            l[1],
-            c as *const c_void,
-            l[2],
-            c as *mut c_void,
-            l[2],
-            algo,
-            workspace as *mut c_void,
-            WORKSPACE_BYTES,
-            stream,
-        )
-        .map_err(|e| lt_err("cublasLtMatmul", e))
+        cublaslt::matmul(h, self.desc, algo, (b, l[0]), (a, l[1]), (c, l[2]), workspace, stream)
     }
 }
 
@@ -181,7 +139,9 @@ pub(crate) fn time(be: &CudaBackend, p: &GemmProblem, t: &TimingOptions) -> Resu
     let (m, n, k) = (s.m, s.n, s.k);
     let gpu = &be.gpu;
     gpu.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
-    let handle = Handle(lt::create_handle().map_err(|e| lt_err("cublasLtCreate", e))?);
+    // A handle of this path's own: the fp8 path's may be absent on devices it cannot serve,
+    // while bf16 runs on any tensor-core GPU.
+    let handle = LtHandle::new()?;
     let plan = Plan::new(&handle, m, n, k)?;
     let (a_host, b_host) = dequantize_bf16(p);
     let st = &gpu.stream;

@@ -19,7 +19,7 @@ use crate::gemm::OutDtype;
 pub const MIN_VERSION: usize = 120900;
 pub const WORKSPACE_BYTES: usize = 32 << 20;
 
-fn lt_err(call: &str, e: lt::CublasError) -> Error {
+pub(crate) fn lt_err(call: &str, e: lt::CublasError) -> Error {
     Error::Device { backend: "cuda", call: call.to_string(), reason: format!("{:?}", e.0) }
 }
 
@@ -34,7 +34,7 @@ pub fn library_version() -> std::result::Result<usize, String> {
     }
 }
 
-pub struct LtHandle(sys::cublasLtHandle_t);
+pub struct LtHandle(pub(crate) sys::cublasLtHandle_t);
 unsafe impl Send for LtHandle {}
 unsafe impl Sync for LtHandle {}
 impl LtHandle {
@@ -122,17 +122,7 @@ impl LtPlan {
             set_desc(desc, A::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &placeholder).map_err(e("cublasLtMatmulDescSetAttribute(A_SCALE_POINTER)"))?;
             set_desc(desc, A::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &placeholder).map_err(e("cublasLtMatmulDescSetAttribute(B_SCALE_POINTER)"))?;
 
-            let pref = lt::create_matmul_pref().map_err(e("cublasLtMatmulPreferenceCreate"))?;
-            let ws = WORKSPACE_BYTES;
-            let r = lt::set_matmul_pref_attribute(
-                pref,
-                sys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                &ws as *const usize as *const c_void,
-                size_of::<usize>(),
-            )
-            .and_then(|_| lt::get_matmul_algo_heuristic(h.0, desc, a, b, d, d, pref));
-            let _ = lt::destroy_matmul_pref(pref);
-            plan.algo = r.map_err(e("cublasLtMatmulAlgoGetHeuristic"))?.algo;
+            plan.algo = best_algo(h, desc, a, b, d).map_err(|(call, err)| lt_err(call, err))?;
         }
         Ok(plan)
     }
@@ -148,27 +138,72 @@ impl LtPlan {
         use sys::cublasLtMatmulDescAttributes_t as A;
         set_desc(self.desc, A::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scales).map_err(|e| lt_err("cublasLtMatmulDescSetAttribute(A_SCALE_POINTER)", e))?;
         set_desc(self.desc, A::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scales).map_err(|e| lt_err("cublasLtMatmulDescSetAttribute(B_SCALE_POINTER)", e))?;
-        let (alpha, beta) = (1.0f32, 0.0f32);
-        lt::matmul(
-            h.0,
-            self.desc,
-            &alpha as *const f32 as *const c_void,
-            &beta as *const f32 as *const c_void,
-            w as *const c_void,
-            self.a,
-            x as *const c_void,
-            self.b,
-            d as *const c_void,
-            self.d,
-            d as *mut c_void,
-            self.d,
-            &self.algo,
-            workspace as *mut c_void,
-            WORKSPACE_BYTES,
-            stream,
-        )
-        .map_err(|e| lt_err("cublasLtMatmul", e))
+        matmul(h, self.desc, &self.algo, (w, self.a), (x, self.b), (d, self.d), workspace, stream)
     }
+}
+
+/// D = op(A) op(B) (alpha 1, beta 0, C aliased to D) for device pointers with their layouts.
+///
+/// # Safety
+/// Live cuBLASLt objects; the pointers address device buffers matching their layouts;
+/// `workspace` holds WORKSPACE_BYTES.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn matmul(
+    h: &LtHandle,
+    desc: sys::cublasLtMatmulDesc_t,
+    algo: &sys::cublasLtMatmulAlgo_t,
+    a: (u64, sys::cublasLtMatrixLayout_t),
+    b: (u64, sys::cublasLtMatrixLayout_t),
+    d: (u64, sys::cublasLtMatrixLayout_t),
+    workspace: u64,
+    stream: sys::cudaStream_t,
+) -> Result<()> {
+    let (alpha, beta) = (1.0f32, 0.0f32);
+    lt::matmul(
+        h.0,
+        desc,
+        &alpha as *const f32 as *const c_void,
+        &beta as *const f32 as *const c_void,
+        a.0 as *const c_void,
+        a.1,
+        b.0 as *const c_void,
+        b.1,
+        d.0 as *const c_void,
+        d.1,
+        d.0 as *mut c_void,
+        d.1,
+        algo,
+        workspace as *mut c_void,
+        WORKSPACE_BYTES,
+        stream,
+    )
+    .map_err(|e| lt_err("cublasLtMatmul", e))
+}
+
+/// The heuristic's first algorithm for `desc` with layouts A, B and C = D, within the
+/// WORKSPACE_BYTES workspace; on failure, the call that failed and cuBLASLt's status.
+///
+/// # Safety
+/// `h`, `desc` and the layouts are live cuBLASLt objects.
+pub(crate) unsafe fn best_algo(
+    h: &LtHandle,
+    desc: sys::cublasLtMatmulDesc_t,
+    a: sys::cublasLtMatrixLayout_t,
+    b: sys::cublasLtMatrixLayout_t,
+    d: sys::cublasLtMatrixLayout_t,
+) -> std::result::Result<sys::cublasLtMatmulAlgo_t, (&'static str, lt::CublasError)> {
+    let pref = lt::create_matmul_pref().map_err(|e| ("cublasLtMatmulPreferenceCreate", e))?;
+    let ws = WORKSPACE_BYTES;
+    let r = lt::set_matmul_pref_attribute(
+        pref,
+        sys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+        &ws as *const usize as *const c_void,
+        size_of::<usize>(),
+    )
+    .map_err(|e| ("cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)", e))
+    .and_then(|_| lt::get_matmul_algo_heuristic(h.0, desc, a, b, d, d, pref).map_err(|e| ("cublasLtMatmulAlgoGetHeuristic", e)));
+    let _ = lt::destroy_matmul_pref(pref);
+    r.map(|h| h.algo)
 }
 
 /// Weight scales [NB, L] row-major -> rows of round_up(L, 4) (zero padded), as cuBLASLt reads.
