@@ -65,6 +65,43 @@ fn build_embeds_kernels_and_report() {
     assert!(kernels::find_gemm(&bad, OutDtype::Bf16).unwrap_err().contains("BLOCK_SIZE_K"));
 }
 
+/// Kernel-selection rules, checked without a GPU (they run in the CPU-only CI job).
+#[test]
+fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
+    use blockfp8::config::{embedded_configs, ConfigTable};
+    let shape = |m: usize, n: usize, k: usize| GemmShape { m, n, k, block: (128, 128), format: FN, out_dtype: OutDtype::Bf16 };
+    let sm90a = kernels::built_archs() == ["sm_90a"];
+    // Every kernel entry of a shipped NVIDIA file names a compiled tile, for every output dtype
+    // (otherwise the planner would silently fall back to the vendor path).
+    let mut checked = 0;
+    for (name, text) in embedded_configs().iter().filter(|(n, _)| n.contains("device_name=NVIDIA")) {
+        let table = ConfigTable::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for (m, cfg) in table.entries.iter().filter(|(_, c)| !c.prefers_vendor()) {
+            for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
+                let inst = kernels::find_gemm(cfg, out).unwrap_or_else(|e| panic!("{name} M={m}: {e}"));
+                assert!(["tma", "tma_swap", "mma"].contains(&inst.body), "{name} M={m}: body {}", inst.body);
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no shipped NVIDIA kernel entries found");
+    // K % 16 != 0 (no TMA row pitch) takes the mma.sync tile; small M takes a swapped TMA tile.
+    assert_eq!(kernels::body(&kernels::heuristic_config(&shape(64, 576, 200))), Some("mma"));
+    if sm90a {
+        assert_eq!(kernels::body(&kernels::heuristic_config(&shape(8, 4096, 7168))), Some("tma_swap"));
+        assert_eq!(kernels::body(&kernels::heuristic_config(&shape(4096, 4096, 7168))), Some("tma"));
+        assert!(kernels::candidate_configs().iter().all(|c| kernels::body(c).is_some()));
+    }
+    // Split K: none when the tiles fill the SMs, at most 8 and each split >= 4 K blocks
+    // otherwise, an explicit SPLIT_K clamped to the K blocks.
+    let big = kernels::default_config();
+    assert_eq!(kernels::split_k(&big, &shape(4096, 4096, 7168), 132), 1);
+    let small = kernels::heuristic_config(&shape(8, 4096, 7168));
+    let s = kernels::split_k(&small, &shape(8, 4096, 7168), 132);
+    assert!((2..=8).contains(&s) && 56 / s >= 4, "split {s}");
+    assert_eq!(kernels::split_k(&kernels::with_split_k(&big, 64), &shape(8, 4096, 512), 132), 4);
+}
+
 #[test]
 fn token_quantization_is_bit_exact() {
     let Some(be) = gpu() else { return };
