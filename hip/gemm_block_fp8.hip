@@ -206,24 +206,48 @@ BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, co
   // total += As[m,kb] * Bs[n/128,kb] * acc, then a fresh accumulator for the next K block.
   // Rows >= M and columns >= N have zero products (masked loads), so their scale reads
   // are clamped into range instead of branched on; they are never stored.
-  auto fold = [&](int kb) {
+  // The scale loads of a K block are issued at its start, before the next tile's A/B loads:
+  // loads complete in order (vmcnt), so loaded at the fold they would wait behind that
+  // prefetch and then expose their own latency once per K block, which one wave per SIMD
+  // (gfx942 at 48-64 KiB of LDS) cannot hide. Tiles whose accumulators already fill the
+  // register budget keep the loads at the fold instead of spilling.
+  constexpr bool EARLY_SCALES = 2 * L::TM * L::TN * L::ACC + L::TM * L::ACC + L::TN <= 128;
+  float as_reg[EARLY_SCALES ? L::TM : 1][L::ACC], bs_reg[EARLY_SCALES ? L::TN : 1];
+  auto load_scales = [&](int kb, float (&as)[L::ACC], int i) {
     const float* as_kb = a_scales + (size_t)kb * as_stride_kb;
-    const float* bs_kb = b_scales + kb;
-    int lane_m = m0 + wave_m * L::TM * NK, lane_n = n0 + wave_n * L::TN * NK + lane % NK;
+    int lane_m = m0 + wave_m * L::TM * NK;
     opaque(lane_m);  // keep the 16-32 row offsets out of the K loop's live set
-    opaque(lane_n);
+#pragma unroll
+    for (int r = 0; r < L::ACC; ++r) {
+      int m = lane_m + i * NK + acc_row<NK>(lane, r);
+      as[r] = gload(as_kb + (m < M ? m : M - 1) * as_stride_m);
+    }
+  };
+  auto load_bscale = [&](int kb, int j) {
+    int n = n0 + wave_n * L::TN * NK + lane % NK + j * NK;
+    return gload(b_scales + kb + ((n < N ? n : N - 1) / 128) * KB);
+  };
+  auto prefetch_scales = [&](int kb) {
+    if constexpr (EARLY_SCALES) {
+#pragma unroll
+      for (int i = 0; i < L::TM; ++i) load_scales(kb, as_reg[i], i);
+#pragma unroll
+      for (int j = 0; j < L::TN; ++j) bs_reg[j] = load_bscale(kb, j);
+    }
+  };
+  auto fold = [&](int kb) {
 #pragma unroll
     for (int i = 0; i < L::TM; ++i) {
       float as[L::ACC];
+      if constexpr (EARLY_SCALES) {
 #pragma unroll
-      for (int r = 0; r < L::ACC; ++r) {
-        int m = lane_m + i * NK + acc_row<NK>(lane, r);
-        as[r] = gload(as_kb + (m < M ? m : M - 1) * as_stride_m);
+        for (int r = 0; r < L::ACC; ++r) as[r] = as_reg[i][r];
+      } else {
+        load_scales(kb, as, i);
       }
 #pragma unroll
       for (int j = 0; j < L::TN; ++j) {
-        int n = lane_n + j * NK;
-        float bs = gload(bs_kb + ((n < N ? n : N - 1) / 128) * KB);
+        float bs = EARLY_SCALES ? bs_reg[EARLY_SCALES ? j : 0] : load_bscale(kb, j);
 #pragma unroll
         for (int r = 0; r < L::ACC; ++r) total[i][j][r] += as[r] * bs * acc[i][j][r];
         acc[i][j] = Acc{};
@@ -236,6 +260,7 @@ BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, co
   sync_threads();
   for (int kt = 0; kt < k_tiles; ++kt) {
     const bool more = kt + 1 < k_tiles;
+    if ((kt * BK) % 128 == 0) prefetch_scales((kt * BK) / 128);  // first tile of a K block
     if (more) load_regs(kt + 1);  // in flight during the MFMAs below
     compute(kt % STAGES);
     if (((kt + 1) * BK) % 128 == 0 || !more) fold((kt * BK) / 128);
