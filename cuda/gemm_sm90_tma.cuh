@@ -6,7 +6,7 @@
 // - producer warpgroup (the last one): warp 0 issues the TMA copies of the A and B tiles of
 //   each 128-wide K block into a STAGES-deep ring; warp 1 copies that block's activation
 //   scales (any row/column stride, so row- and column-major layouts need no TMA alignment)
-//   and the weight scale. Each stage has a `full` mbarrier (TMA bytes + 32 scale lanes) and
+//   and the weight scale, loading them one K block ahead. Each stage has a `full` mbarrier (TMA bytes + 32 scale lanes) and
 //   an `empty` one (one arrival per consumer warp once its wgmmas have read the stage).
 // - consumer warpgroup w: 64 rows of the wgmma M side. Per K block: wait `full`, 4 wgmma
 //   m64nNk32 into a fresh accumulator, wait for them, release the stage, then
