@@ -247,7 +247,9 @@ BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, co
       }
 #pragma unroll
       for (int j = 0; j < L::TN; ++j) {
-        float bs = EARLY_SCALES ? bs_reg[EARLY_SCALES ? j : 0] : load_bscale(kb, j);
+        float bs;
+        if constexpr (EARLY_SCALES) bs = bs_reg[j];
+        else bs = load_bscale(kb, j);
 #pragma unroll
         for (int r = 0; r < L::ACC; ++r) total[i][j][r] += as[r] * bs * acc[i][j][r];
         acc[i][j] = Acc{};
