@@ -57,6 +57,8 @@ pub(crate) struct Function {
     _module: Arc<Module>,
     handle: sys::CUfunction,
     pub name: &'static str,
+    /// CTAs per SM, asked once (a kernel's block size and shared memory never change).
+    blocks_per_sm: Arc<std::sync::OnceLock<u32>>,
 }
 unsafe impl Send for Function {}
 unsafe impl Sync for Function {}
@@ -111,19 +113,25 @@ impl Gpu {
             }
             .dev(&format!("cuFuncSetAttribute({symbol}, MAX_DYNAMIC_SHARED_SIZE_BYTES={smem_bytes})"))?;
         }
-        let f = Function { _module: module, handle, name: symbol };
+        let f = Function { _module: module, handle, name: symbol, blocks_per_sm: Default::default() };
         self.functions.lock().unwrap_or_else(|e| e.into_inner()).insert(symbol, f.clone());
         Ok(f)
     }
 
-    /// How many CTAs of `f` fit on one SM at once with this block size and shared memory.
+    /// How many CTAs of `f` fit on one SM at once with this block size and shared memory
+    /// (the kernel's fixed launch shape; cached after the first call, since launches ask).
     pub fn blocks_per_sm(&self, f: &Function, threads: u32, smem_bytes: u32) -> Result<u32> {
+        if let Some(&n) = f.blocks_per_sm.get() {
+            return Ok(n);
+        }
         let mut n: std::ffi::c_int = 0;
         // SAFETY: valid function handle; `n` is a writable int.
         unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f.handle, threads as i32, smem_bytes as usize) }
             .result()
             .dev(&format!("cuOccupancyMaxActiveBlocksPerMultiprocessor({})", f.name))?;
-        Ok(n.max(0) as u32)
+        let n = n.max(0) as u32;
+        let _ = f.blocks_per_sm.set(n);
+        Ok(n)
     }
 
     pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
