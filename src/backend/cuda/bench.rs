@@ -43,12 +43,13 @@ struct Owned {
     shape: GemmShape,
     a: Vec<u8>,
     a_scales: Vec<f32>,
+    a_layout: ScaleLayout,
     b: Vec<u8>,
     b_scales: Vec<f32>,
 }
 
 impl Owned {
-    fn random(m: usize, n: usize, k: usize, seed: u64) -> Self {
+    fn random(m: usize, n: usize, k: usize, seed: u64, a_layout: ScaleLayout) -> Self {
         let mut s = seed | 1;
         let mut next = move || {
             s ^= s << 13;
@@ -68,15 +69,28 @@ impl Owned {
             s2 ^= s2 << 17;
             1e-3 * (1.0 + (s2 >> 40) as f32 / (1u64 << 24) as f32)
         };
-        let a_scales = (0..m * shape.k_blocks()).map(|_| scale()).collect();
-        let b_scales = (0..shape.n_blocks() * shape.k_blocks()).map(|_| scale()).collect();
-        Owned { shape, a, a_scales, b, b_scales }
+        let kb = shape.k_blocks();
+        let row_major: Vec<f32> = (0..m * kb).map(|_| scale()).collect();
+        let b_scales = (0..shape.n_blocks() * kb).map(|_| scale()).collect();
+        // The same activation scales in the requested layout.
+        let a_scales = match a_layout {
+            ScaleLayout::RowMajor => row_major,
+            ScaleLayout::ColumnMajor => {
+                let rows = ScaleLayout::padded_rows(m);
+                let mut v = vec![0.0f32; a_layout.scale_count(m, kb)];
+                for (i, &x) in row_major.iter().enumerate() {
+                    v[(i % kb) * rows + i / kb] = x;
+                }
+                v
+            }
+        };
+        Owned { shape, a, a_scales, a_layout, b, b_scales }
     }
     fn problem(&self) -> GemmProblem<'_> {
         GemmProblem {
             shape: self.shape,
             a: &self.a,
-            a_scales: ActScales { data: &self.a_scales, layout: ScaleLayout::RowMajor },
+            a_scales: ActScales { data: &self.a_scales, layout: self.a_layout },
             b: &self.b,
             b_scales: &self.b_scales,
         }
@@ -89,16 +103,19 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Runs the GEMM table and the quantization table; returns them as Markdown.
-pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: bool) -> Result<String> {
-    let t = TimingOptions { warmup: 3, repeats: 15, rotate_bytes: 256 << 20 };
+/// `graph`: time CUDA graph replays of each pass (the anchors' method) instead of eager launches.
+/// `a_layout`: the activation-scale layout the kernel reads (cuBLASLt always gets its own
+/// M-major copy).
+pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: bool, graph: bool, a_layout: ScaleLayout) -> Result<String> {
+    let t = TimingOptions { graph, ..TimingOptions::default() };
     let mut out = String::new();
     let dev = be.device();
-    let _ = writeln!(out, "device: {} ({}, {} SMs); timing: median of {} repeats, each over rotating input copies >= 256 MiB, CUDA events", dev.name, dev.arch, dev.compute_units, t.repeats);
+    let _ = writeln!(out, "device: {} ({}, {} SMs); timing: median of {} repeats, each over rotating input copies >= 256 MiB, CUDA events around {}; kernel activation scales {a_layout:?}", dev.name, dev.arch, dev.compute_units, t.repeats, if graph { "a CUDA graph replay of the pass" } else { "eager launches" });
     let _ = writeln!(out, "\n| M | N | K | floor us | cuBLASLt us (TFLOPS) | bf16 cuBLASLt us (TFLOPS) | kernel default us (cfg) | kernel best us (cfg, TFLOPS) | best/cuBLASLt | anchors: vLLM best / cuBLASLt us | calc_diff best vs cuBLASLt |");
     let _ = writeln!(out, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     let candidates: Vec<KernelConfig> = if sweep { be.candidate_configs() } else { Vec::new() };
     for (i, &(m, n, k, vllm_best, lt_anchor)) in shapes.iter().enumerate() {
-        let owned = Owned::random(m, n, k, 1000 + i as u64);
+        let owned = Owned::random(m, n, k, 1000 + i as u64, a_layout);
         let p = owned.problem();
         let floor = p.shape.min_bytes() / COPY_BW * 1e6;
         let tflops = |us: f64| p.shape.flops() / (us * 1e-6) / 1e12;
@@ -133,6 +150,7 @@ pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: 
             }
             let quick = TimingOptions { warmup: 1, repeats: 5, ..t.clone() };
             let us = median(be.time_gemm(&p, &path, &quick)?) * 1e6;
+            log::debug!("{m}x{n}x{k} {}: {us:.1} us", label(cfg));
             if us < best.0 {
                 best = (us, cfg.clone());
             }
