@@ -48,14 +48,15 @@ impl Tile {
     fn tag(&self) -> String {
         format!("m{}n{}w{}s{}", self.bm, self.bn, self.warps, self.stages)
     }
-    /// The TMA body takes BM 64/128 with one consumer warpgroup (4 warps) per 64 rows, or (small M,
-    /// swapped) BM 16/32 with one consumer warpgroup per 64 weight rows; BN 64 or 128; 3+ stages.
-    /// Mirrored by kernels.rs at run time (from the generated index).
+    /// The TMA body: one consumer warpgroup (4 warps) per 64 rows of the wgmma M side, BN 64 or
+    /// 128, 3+ stages. Normal when warps = 4 * BM / 64 (BM 64/128); swapped (weights on the M
+    /// side, tokens on the N side) when warps = 4 * BN / 64 and BM is 16/32/64. Mirrored by
+    /// kernels.rs at run time (from the generated index) and by TmaTile in gemm_sm90_tma.cuh.
     fn body(&self, wgmma_build: bool) -> Body {
         let tma_common = wgmma_build && self.stages >= 3 && (self.bn == 64 || self.bn == 128);
         if tma_common && (self.bm == 64 || self.bm == 128) && self.warps == 4 * (self.bm / 64) {
             Body::Tma { swap: false }
-        } else if tma_common && (self.bm == 16 || self.bm == 32) && self.warps == 4 * (self.bn / 64) {
+        } else if tma_common && matches!(self.bm, 16 | 32 | 64) && self.warps == 4 * (self.bn / 64) {
             Body::Tma { swap: true }
         } else {
             Body::Mma
@@ -72,8 +73,14 @@ impl Tile {
             }
         }
     }
+    /// TMA: mirror of TmaTile::THREADS (two producer warps, or a warpgroup with two consumers).
     fn threads(&self, body: Body) -> u32 {
-        self.warps * 32 + if matches!(body, Body::Tma { .. }) { 128 } else { 0 }
+        self.warps * 32
+            + match body {
+                Body::Tma { .. } if self.warps == 8 => 128,
+                Body::Tma { .. } => 64,
+                Body::Mma => 0,
+            }
     }
 }
 
@@ -137,9 +144,9 @@ fn tiles(list: &[(u32, u32, u32, u32)]) -> Vec<Tile> {
 /// tile that serves K % 16 != 0 (and every shape on builds without sm_90a).
 fn default_tiles(wgmma_build: bool) -> Vec<Tile> {
     if wgmma_build {
-        tiles(&[(128, 128, 8, 6), (64, 64, 4, 4), (16, 64, 4, 4), (32, 64, 4, 4), (64, 128, 8, 4)])
+        tiles(&[(128, 128, 8, 6), (64, 64, 4, 4), (16, 64, 4, 4), (32, 64, 4, 4), (64, 128, 8, 2)])
     } else {
-        tiles(&[(64, 128, 8, 4), (16, 64, 4, 6), (32, 64, 4, 6), (64, 64, 4, 4), (128, 64, 8, 4)])
+        tiles(&[(64, 128, 8, 4), (16, 64, 4, 6), (32, 64, 4, 6), (64, 64, 4, 4), (128, 64, 8, 4), (64, 128, 8, 2)])
     }
 }
 

@@ -2,11 +2,12 @@
 // consumer warpgroups issuing wgmma (QGMMA) with fp32 promotion per 128-wide K block.
 //   C[m, n] = sum_kb As[m, kb] * Bs[n / 128, kb] * sum_{k in kb} A[m, k] * B[n, k]
 //
-// Roles (threads = 128 * (consumer warpgroups + 1)):
-// - producer warpgroup (the last one): warp 0 issues the TMA copies of the A and B tiles of
-//   each 128-wide K block into a STAGES-deep ring; warp 1 copies that block's activation
-//   scales (any row/column stride, so row- and column-major layouts need no TMA alignment)
-//   and the weight scale, loading them one K block ahead. Each stage has a `full` mbarrier (TMA bytes + 32 scale lanes) and
+// Roles (threads = 128 per consumer warpgroup, then the producer: two warps, or a warpgroup
+// when two consumers take its registers through setmaxnreg):
+// - producer: warp 0 issues the TMA copies of the A and B tiles of each 128-wide K block into
+//   a STAGES-deep ring; warp 1 copies that block's activation scales (any row/column stride,
+//   so row- and column-major layouts need no TMA alignment) and the weight scale with
+//   cp.async. Each stage has a `full` mbarrier (TMA bytes + 32 lanes' cp.async arrivals) and
 //   an `empty` one (one arrival per consumer warp once its wgmmas have read the stage).
 // - consumer warpgroup w: 64 rows of the wgmma M side. Per K block: wait `full`, 4 wgmma
 //   m64nNk32 into a fresh accumulator, wait for them, release the stage, then
@@ -15,7 +16,8 @@
 // - persistent grid: each CTA loops over work items, and the producer fills the ring for the
 //   next tile while the consumers store the last one.
 // SWAP (small M): the weight tile is the wgmma M side (64 rows per consumer warpgroup) and the
-// BM tokens are its N side (16 or 32), so a handful of tokens does not waste a 64-row MMA.
+// BM tokens are its N side (16, 32 or 64), so a handful of tokens does not waste a 64-row MMA,
+// and a 64-token tile can read 128 weight rows per A tile with two consumer warpgroups.
 // Partial tiles: TMA zero-fills rows past M / N and K past the end; stores are masked.
 // TMA needs K % 16 == 0 (16-byte row pitch); the launcher routes other K to the mma.sync body.
 #pragma once
@@ -53,16 +55,27 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TmaDesc* map, ui
         "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c_inner), "r"(c_outer)
         : "memory");
 }
+// Arrives on `bar` once this thread's earlier cp.async copies have landed (the barrier's
+// expected count includes the arrival).
+__device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint32_t bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
 template <int REGS> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
 template <int REGS> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
 
-template <int BM, int BN, int STAGES>
+// W = num_warps: 4 per consumer warpgroup, one warpgroup per 64 rows of the wgmma M side, so
+// W says which operand is on that side (BM 16/32 tiles always swap; m64n128w8 is swapped).
+template <int BM, int BN, int W, int STAGES>
 struct TmaTile {
-    static constexpr bool SWAP = BM < 64;
+    static constexpr bool SWAP = W != 4 * BM / 64;
     static constexpr int P_ROWS = SWAP ? BN : BM;  // wgmma M side (64 per consumer warpgroup)
     static constexpr int WN = SWAP ? BM : BN;      // wgmma N side
     static constexpr int CONSUMERS = P_ROWS / 64;
-    static constexpr int THREADS = 128 * (CONSUMERS + 1);
+    // The producer is two warps; with two consumers it is a whole warpgroup, so that
+    // setmaxnreg can move its registers to the consumers. Without the two idle warps a
+    // one-consumer tile leaves room for more resident CTAs (H200: M=64 N=18432 K=7168 went
+    // from 47-49 to 42 us).
+    static constexpr int THREADS = 128 * CONSUMERS + (CONSUMERS == 2 ? 128 : 64);
     static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128;
     // [A tiles | B tiles | A scales | B scales | full barriers | empty barriers]
     static constexpr int OFF_B = STAGES * A_BYTES;
@@ -70,7 +83,7 @@ struct TmaTile {
     static constexpr int OFF_BS = OFF_AS + STAGES * BM * 4;
     static constexpr int OFF_BAR = (OFF_BS + STAGES * 4 + 7) / 8 * 8;
     static constexpr int SMEM = OFF_BAR + 2 * STAGES * 8;
-    static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2, "one or two consumer warpgroups");
+    static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
     static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128, "wgmma N");
     static_assert(BN <= 128 && 128 % BN == 0, "a BN tile lies inside one 128-wide weight-scale block");
 };
@@ -95,11 +108,11 @@ __device__ __forceinline__ void store_one(OutT* C, float* ws, bool split, int M,
 // in grouped order, so CTAs running together share A and B tiles in L2). Producer and consumers walk the same sequence of K blocks, so one running
 // counter `g` gives every K block its ring stage (g % STAGES) and barrier phase; the producer
 // runs ahead into the next tile while the consumers store this one.
-template <int BM, int BN, int STAGES, typename OutT>
+template <int BM, int BN, int W, int STAGES, typename OutT>
 __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, const TmaDesc* tma_b, const float* __restrict__ As,
                                                         const float* __restrict__ Bs, OutT* __restrict__ C, float* __restrict__ ws,
                                                         int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m, int splits) {
-    using T = TmaTile<BM, BN, STAGES>;
+    using T = TmaTile<BM, BN, W, STAGES>;
     extern __shared__ uint8_t smem_raw[];
     uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
     const uint32_t s_base = smem_u32(smem);
@@ -139,7 +152,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     __syncthreads();
 
     if (wg == T::CONSUMERS) {
-        // Producer warpgroup.
+        // Producer: warp 0 issues the TMA copies, warp 1 the scale copies (the rest of a
+        // producer warpgroup only lends its registers to the consumers through setmaxnreg).
         if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<72>();
         if (wwarp == 0 && lane == 0) {
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_a)) : "memory");
@@ -159,37 +173,30 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 }
             }
         } else if (wwarp == 1) {
-            // Scales: the loads for the next K block are issued before waiting for its stage, so
-            // their latency overlaps the wait instead of adding to every K block.
-            constexpr int PER_LANE = (BM + 31) / 32;
+            // Scales: asynchronous 4-byte copies straight into the stage, whose completion
+            // arrives on the stage's `full` barrier (cp.async.mbarrier.arrive.noinc, one arrival
+            // per lane), so this warp never waits on a load and runs as far ahead as the ring.
+            // (Through registers it waited one L2 round trip per K block: for short K that
+            // chain, not bandwidth, set the pace.)
             uint32_t g = 0;
             for (int w = blockIdx.x; w < work; w += gridDim.x) {
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
                 const float* bs_row = Bs + (size_t)(n0 / 128) * KB;
-                float a_next[PER_LANE], b_next = 0.f;
-                auto load = [&](int kb) {
-#pragma unroll
-                    for (int j = 0; j < PER_LANE; ++j) {
-                        const int r = lane + 32 * j;
-                        a_next[j] = r < BM && m0 + r < M ? __ldg(As + (size_t)(m0 + r) * as_stride_m + (size_t)kb * as_stride_kb) : 0.f;
-                    }
-                    b_next = __ldg(bs_row + kb);
-                };
-                if (nkb > 0) load(kb_begin);
                 for (int i = 0; i < nkb; ++i, ++g) {
-                    const int s = g % STAGES;
-                    float a_cur[PER_LANE];
-#pragma unroll
-                    for (int j = 0; j < PER_LANE; ++j) a_cur[j] = a_next[j];
-                    const float b_cur = b_next;
-                    if (i + 1 < nkb) load(kb_begin + i + 1);
+                    const int s = g % STAGES, kb = kb_begin + i;
                     if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
 #pragma unroll
-                    for (int j = 0; j < PER_LANE; ++j)
-                        if (lane + 32 * j < BM) sAS[s * BM + lane + 32 * j] = a_cur[j];
-                    if (lane == 0) sBS[s] = b_cur;
-                    mbar_arrive(full0 + 8 * s);
+                    for (int j = 0; j < (BM + 31) / 32; ++j) {
+                        const int r = lane + 32 * j;
+                        if (r < BM) {
+                            const bool in = m0 + r < M;  // rows past M read as zero
+                            const float* src = in ? As + (size_t)(m0 + r) * as_stride_m + (size_t)kb * as_stride_kb : As;
+                            cp_async4(smem_u32(sAS + s * BM + r), src, in ? 4 : 0);
+                        }
+                    }
+                    if (lane == 0) cp_async4(smem_u32(sBS + s), bs_row + kb, 4);
+                    cp_async_mbar_arrive_noinc(full0 + 8 * s);
                 }
             }
         }
@@ -291,23 +298,24 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 
 }  // namespace bfp8
 
-// sm90_gemm_block_fp8_m{BM}n{BN}w{W}s{S}_{out} for TMA tiles: BM 64/128 (normal) or 16/32
-// (swapped), W = 4 * consumer warpgroups (the config's num_warps), block = W * 32 + 128
-// threads (the producer warpgroup), dynamic shared memory TmaTile::SMEM + 1024.
+// sm90_gemm_block_fp8_m{BM}n{BN}w{W}s{S}_{out} for TMA tiles: W = 4 * BM / 64 (normal,
+// BM 64/128) or W = 4 * BN / 64 otherwise (swapped: BM 16/32, or m64n128w8); block =
+// TmaTile::THREADS (W * 32 consumers + 64 or, for W = 8, 128 producer threads), dynamic
+// shared memory TmaTile::SMEM + 1024.
 // Arguments (tma_a, tma_b, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m, splits);
 // grid (min(tiles * splits, SMs * CTAs per SM)) persistent CTAs; ws as for the mma.sync body.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define BLOCKFP8_TMA_BODY(BM, BN, S, OUT_T) \
-    bfp8::gemm_block_fp8_tma_body<BM, BN, S, OUT_T>(&tma_a, &tma_b, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m, \
+#define BLOCKFP8_TMA_BODY(BM, BN, W, S, OUT_T) \
+    bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, OUT_T>(&tma_a, &tma_b, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m, \
                                                     splits);
 #else
-#define BLOCKFP8_TMA_BODY(BM, BN, S, OUT_T) __trap();
+#define BLOCKFP8_TMA_BODY(BM, BN, W, S, OUT_T) __trap();
 #endif
 #define BLOCKFP8_GEMM_TMA_INSTANCE_T(BM, BN, W, S, TAG, OUT_T)                                                           \
-    extern "C" __global__ void __launch_bounds__(W * 32 + 128, 1) sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##_##TAG(     \
+    extern "C" __global__ void __launch_bounds__(bfp8::TmaTile<BM, BN, W, S>::THREADS, 1) sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##_##TAG(     \
         const __grid_constant__ bfp8::TmaDesc tma_a, const __grid_constant__ bfp8::TmaDesc tma_b, const float* as,       \
         const float* bs, OUT_T* c, float* ws, int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m,      \
         int splits) {                                                                                                    \
-        static_assert(bfp8::TmaTile<BM, BN, S>::THREADS == W * 32 + 128, "num_warps = 4 per consumer warpgroup");        \
-        BLOCKFP8_TMA_BODY(BM, BN, S, OUT_T)                                                                               \
+        static_assert(bfp8::TmaTile<BM, BN, W, S>::CONSUMERS * 4 == W, "num_warps = 4 per consumer warpgroup");             \
+        BLOCKFP8_TMA_BODY(BM, BN, W, S, OUT_T)                                                                            \
     }

@@ -2,8 +2,8 @@
 //! map a `KernelConfig` to a compiled GEMM instantiation.
 //!
 //! Symbols: `sm90_gemm_block_fp8_m{BM}n{BN}w{WARPS}s{STAGES}_{bf16|f16|f32}` (TMA body on
-//! sm_90a for BM 64/128 with 4 warps per 64 rows, and swapped for BM 16/32 with 4 warps per 64
-//! columns; mma.sync otherwise),
+//! sm_90a with 3+ stages for BM 64/128 with 4 warps per 64 rows, and swapped for BM 16/32/64
+//! with 4 warps per 64 columns (m64n128w8); mma.sync otherwise),
 //! `sm90_quant_per_token_group_{bf16|f32}_gx{16|8|4}`, `sm90_quant_weight_blocks_f32`.
 //! GROUP_SIZE_M is a kernel argument (it only reorders tiles), not a template parameter.
 
@@ -60,7 +60,7 @@ pub fn uses_wgmma(cfg: &KernelConfig) -> bool {
 /// The mma.sync tile that serves K % 16 != 0 (a row pitch TMA cannot describe); compiled in
 /// every build.
 pub fn unaligned_k_config() -> KernelConfig {
-    tile_config(64, 128, 8, 4, 8)
+    tile_config(64, 128, 8, 2, 8)
 }
 
 /// The config with a fixed split count.
