@@ -2,6 +2,7 @@
 //!
 //! - nvcc: `$BLOCKFP8_NVCC`, then `$CUDA_HOME/bin/nvcc`, `$CUDA_PATH/bin/nvcc`, then `nvcc` on
 //!   PATH, then the PyPI wheel (`site-packages/nvidia/cu13/bin/nvcc`). Release 12.8 or newer.
+//! - `$BLOCKFP8_NVCC_FLAGS`: extra nvcc arguments, whitespace separated (e.g. `-lineinfo`).
 //! - Architectures: `$BLOCKFP8_CUDA_ARCHS`, comma separated (default `sm_90a`). The GEMM needs
 //!   `mma ... e4m3` (sm_89 or newer).
 //! - GEMM configs are template parameters. Compiled: the default set, the configs named by the
@@ -288,6 +289,10 @@ fn compile(nvcc: &Path, out_dir: &Path, job: &Job) -> (PathBuf, String) {
     for d in &job.defines {
         cmd.arg(format!("-D{d}"));
     }
+    // Extra nvcc arguments (e.g. -lineinfo for profiling), whitespace separated.
+    if let Ok(extra) = std::env::var("BLOCKFP8_NVCC_FLAGS") {
+        cmd.args(extra.split_whitespace());
+    }
     cmd.arg(&job.src).arg("-o").arg(&cubin);
     let out = cmd.output().unwrap_or_else(|e| panic!("blockfp8: cannot run {}: {e}", nvcc.display()));
     let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
@@ -318,7 +323,7 @@ fn spilled_gemm_kernels(log: &str) -> Vec<String> {
 }
 
 pub fn build(out_dir: &Path) {
-    for var in ["BLOCKFP8_NVCC", "CUDA_HOME", "CUDA_PATH", "BLOCKFP8_CUDA_ARCHS"] {
+    for var in ["BLOCKFP8_NVCC", "CUDA_HOME", "CUDA_PATH", "BLOCKFP8_CUDA_ARCHS", "BLOCKFP8_NVCC_FLAGS"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed=cuda");

@@ -114,7 +114,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                                                         int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m, int splits) {
     using T = TmaTile<BM, BN, W, STAGES>;
     extern __shared__ uint8_t smem_raw[];
-    uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+    // Aligned by offsetting smem_raw itself (not through an integer cast), so the compiler
+    // still knows the scale reads below are shared memory: LDS rather than generic LD, which
+    // the H200 profile showed stalling every promotion on a long scoreboard.
+    uint8_t* smem = smem_raw + ((1024u - (smem_u32(smem_raw) & 1023u)) & 1023u);
     const uint32_t s_base = smem_u32(smem);
     float* sAS = reinterpret_cast<float*>(smem + T::OFF_AS);
     float* sBS = reinterpret_cast<float*>(smem + T::OFF_BS);

@@ -103,6 +103,11 @@ pub trait Backend: Send + Sync {
     fn candidate_configs(&self) -> Vec<KernelConfig>;
     /// The kernel's default config.
     fn default_config(&self) -> KernelConfig;
+    /// The config the `KernelDefault` path runs on `shape` (a backend may pick per shape).
+    fn default_config_for(&self, shape: &GemmShape) -> KernelConfig {
+        let _ = shape;
+        self.default_config()
+    }
 }
 
 /// Opens device `ordinal` of backend `kind`.

@@ -289,7 +289,7 @@ pub fn run(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOptions
             let (config, min_bytes) = match &timed {
                 Timed::Path(GemmPath::Tuned(c)) => (c.short(), shape.min_bytes()),
                 Timed::Path(GemmPath::Vendor) => ("vendor".into(), shape.min_bytes()),
-                Timed::Path(GemmPath::KernelDefault) => (backend.default_config().short(), shape.min_bytes()),
+                Timed::Path(GemmPath::KernelDefault) => (backend.default_config_for(&shape).short(), shape.min_bytes()),
                 Timed::DequantizedBf16 => ("dequantized-bf16".into(), bf16_min_bytes(&shape)),
             };
             let t = median(&samples).ok_or_else(|| Error::Unsupported { path: which.label().into(), reason: format!("timing gave no usable samples: {samples:?}") })?;

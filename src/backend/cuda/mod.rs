@@ -329,4 +329,7 @@ impl Backend for CudaBackend {
     fn default_config(&self) -> KernelConfig {
         kernels::default_config()
     }
+    fn default_config_for(&self, shape: &GemmShape) -> KernelConfig {
+        kernels::heuristic_config(shape)
+    }
 }
