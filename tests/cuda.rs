@@ -392,7 +392,7 @@ fn bf16_baseline_error_is_what_bf16_rounding_predicts() {
 #[test]
 fn bf16_vendor_gemm_matches_reference() {
     let Some(be) = gpu() else { return };
-    let t = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 64 << 20, graph: true };
+    let t = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 64 << 20 };
     for (i, &(m, n, k)) in BF16_SHAPES.iter().enumerate() {
         // f32 output asked for: the baseline still answers in bf16.
         let q = bf16_case(i, OutDtype::F32);
@@ -426,32 +426,6 @@ fn bf16_vendor_gemm_matches_reference() {
     assert!(matches!(be.time_bf16_vendor_gemm(&p, &t), Err(Error::Shape { .. })));
 }
 
-/// Timing by CUDA graph replay times the real work: on the kernel path (with and without split
-/// K) and the vendor path, graph and eager timings agree within 2x, and neither beats what
-/// moving the bytes at 10 TB/s (above the H200's HBM) would take, which an empty or partial
-/// capture would.
-#[test]
-fn graph_timing_replays_the_work() {
-    let Some(be) = gpu() else { return };
-    let q = random_quantized_problem_with(64, 7168, 2048, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 21);
-    let p = q.problem();
-    let floor = p.shape.min_bytes() / 10e12;
-    let mut split = kernels::heuristic_config(&p.shape);
-    split.extra.insert(kernels::SPLIT_K_KEY.into(), 4.into());
-    for path in [GemmPath::KernelDefault, GemmPath::Tuned(split), GemmPath::Vendor] {
-        let med = |graph: bool| {
-            let t = TimingOptions { warmup: 2, repeats: 5, rotate_bytes: 64 << 20, graph };
-            let mut v = be.time_gemm(&p, &path, &t).unwrap_or_else(|e| panic!("{path:?} graph={graph}: {e}"));
-            assert_eq!(v.len(), 5);
-            assert!(v.iter().all(|s| s.is_finite() && *s > floor), "{path:?} graph={graph}: {v:?} (floor {floor:e} s)");
-            v.sort_by(f64::total_cmp);
-            v[2]
-        };
-        let (g, e) = (med(true), med(false));
-        assert!(g < 2.0 * e && e < 2.0 * g, "{path:?}: graph {g:e} s vs eager {e:e} s");
-    }
-}
-
 #[test]
 #[ignore = "benchmark: run on the H200 with --ignored"]
 fn bench() {
@@ -459,7 +433,6 @@ fn bench() {
     let _ = env_logger::builder().is_test(true).try_init();
     let Some(be) = gpu() else { return };
     let sweep = std::env::var("BLOCKFP8_BENCH_SWEEP").map(|v| v != "0").unwrap_or(true);
-    let graph = std::env::var("BLOCKFP8_BENCH_TIMING").map(|v| v != "eager").unwrap_or(true);
     // BLOCKFP8_BENCH_SHAPES=MxNxK,... picks anchor rows (all by default).
     let wanted: Option<Vec<String>> = std::env::var("BLOCKFP8_BENCH_SHAPES").ok().map(|v| v.split(',').map(str::to_owned).collect());
     let shapes: Vec<_> = bench::ANCHORS.iter().copied().filter(|&(m, n, k, ..)| wanted.as_ref().is_none_or(|w| w.contains(&format!("{m}x{n}x{k}")))).collect();
@@ -467,7 +440,7 @@ fn bench() {
         Ok("column") => ScaleLayout::ColumnMajor,
         _ => ScaleLayout::RowMajor,
     };
-    let table = bench::run(&be, &shapes, sweep, graph, layout).unwrap();
+    let table = bench::run(&be, &shapes, sweep, layout).unwrap();
     println!("{table}");
     if let Ok(path) = std::env::var("BLOCKFP8_BENCH_OUT") {
         std::fs::write(path, &table).unwrap();

@@ -61,15 +61,11 @@ pub struct TimingOptions {
     pub repeats: usize,
     /// Rotate over enough input copies that this many bytes exceed the last-level cache.
     pub rotate_bytes: usize,
-    /// Where the backend can, capture one pass over the copies in a graph and time its replay,
-    /// so host launch overhead never leaves the device idle inside the timed region (the
-    /// anchors' method); otherwise launch eagerly between the events.
-    pub graph: bool,
 }
 
 impl Default for TimingOptions {
     fn default() -> Self {
-        TimingOptions { warmup: 3, repeats: 15, rotate_bytes: 256 << 20, graph: true }
+        TimingOptions { warmup: 3, repeats: 15, rotate_bytes: 256 << 20 }
     }
 }
 

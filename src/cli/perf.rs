@@ -146,9 +146,6 @@ pub struct BenchArgs {
     /// Rounds the repeats are split into, alternating between the paths.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
-    /// Time eager launches instead of CUDA graph replays (graphs hide host launch overhead).
-    #[arg(long)]
-    eager: bool,
     #[arg(long, default_value = "bf16")]
     out_dtype: OutDtype,
     #[arg(long, value_parser = parse_layout, default_value = "row-major")]
@@ -177,7 +174,7 @@ pub fn bench(a: BenchArgs) -> Result<ExitCode> {
         shapes = bench::default_shapes(backend.kind());
     }
     let mut o = BenchOptions::new(shapes);
-    o.timing = TimingOptions { warmup: a.warmup, repeats: a.repeats, graph: !a.eager, ..TimingOptions::default() };
+    o.timing = TimingOptions { warmup: a.warmup, repeats: a.repeats, ..TimingOptions::default() };
     o.out_dtype = a.out_dtype;
     o.scale_layout = a.scale_layout;
     o.rounds = a.rounds;

@@ -103,14 +103,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Runs the GEMM table and the quantization table; returns them as Markdown.
-/// `graph`: time CUDA graph replays of each pass (the anchors' method) instead of eager launches.
 /// `a_layout`: the activation-scale layout the kernel reads (cuBLASLt always gets its own
 /// M-major copy).
-pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: bool, graph: bool, a_layout: ScaleLayout) -> Result<String> {
-    let t = TimingOptions { graph, ..TimingOptions::default() };
+pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: bool, a_layout: ScaleLayout) -> Result<String> {
+    let t = TimingOptions::default();
     let mut out = String::new();
     let dev = be.device();
-    let _ = writeln!(out, "device: {} ({}, {} SMs); timing: median of {} repeats, each over rotating input copies >= 256 MiB, CUDA events around {}; kernel activation scales {a_layout:?}", dev.name, dev.arch, dev.compute_units, t.repeats, if graph { "a CUDA graph replay of the pass" } else { "eager launches" });
+    let _ = writeln!(out, "device: {} ({}, {} SMs); timing: median of {} repeats, each over rotating input copies >= 256 MiB, CUDA events; kernel activation scales {a_layout:?}", dev.name, dev.arch, dev.compute_units, t.repeats);
     let _ = writeln!(out, "\n| M | N | K | floor us | cuBLASLt us (TFLOPS) | bf16 cuBLASLt us (TFLOPS) | kernel default us (cfg) | kernel best us (cfg, TFLOPS) | best/cuBLASLt | anchors: vLLM best / cuBLASLt us | calc_diff best vs cuBLASLt |");
     let _ = writeln!(out, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     let candidates: Vec<KernelConfig> = if sweep { be.candidate_configs() } else { Vec::new() };

@@ -232,54 +232,26 @@ pub(crate) fn download(gpu: &Gpu, d: &DeviceProblem) -> Result<Output> {
 
 /// Runs `launch_one(i)` for i over `copies` rotating input sets: warm-up, then per repeat one
 /// pass over all copies between two events; returns seconds per launch for each repeat.
-/// With `t.graph` the pass is captured once into a CUDA graph and each repeat replays it, so
-/// the host's per-launch work (tensor maps, driver calls) cannot leave gaps on the device
-/// inside the timed region; a pass that cannot be captured is timed eagerly (logged once).
+/// (Launches are eager: the backend's stream is the legacy default stream, on which CUDA
+/// refuses graph capture, so the anchors' graph-replay method is not used here.)
 pub(crate) fn time_rotating(gpu: &Gpu, copies: usize, t: &TimingOptions, launch_one: impl Fn(usize) -> Result<()>) -> Result<Vec<f64>> {
-    // Warm-up also loads modules and allocates workspaces, which capture would not allow.
     for w in 0..t.warmup.max(1) {
         launch_one(w % copies)?;
     }
     gpu.sync()?;
-    let pass = || -> Result<()> { (0..copies).try_for_each(&launch_one) };
-    let graph = if t.graph { capture(gpu, &pass) } else { None };
     let start = gpu.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).dev("cuEventCreate")?;
     let end = gpu.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).dev("cuEventCreate")?;
     let mut out = Vec::with_capacity(t.repeats);
     for _ in 0..t.repeats.max(1) {
         start.record(&gpu.stream).dev("cuEventRecord")?;
-        match &graph {
-            Some(g) => g.launch().dev("cuGraphLaunch")?,
-            None => pass()?,
+        for i in 0..copies {
+            launch_one(i)?;
         }
         end.record(&gpu.stream).dev("cuEventRecord")?;
         let ms = start.elapsed_ms(&end).dev("cuEventElapsedTime")?;
         out.push(ms as f64 * 1e-3 / copies as f64);
     }
     Ok(out)
-}
-
-/// One pass captured as an instantiated, uploaded graph; None (logged once) if the driver
-/// refuses the capture, in which case the stream is left out of capture mode.
-fn capture(gpu: &Gpu, pass: &dyn Fn() -> Result<()>) -> Option<cudarc::driver::CudaGraph> {
-    let st = &gpu.stream;
-    let attempt = || -> Result<cudarc::driver::CudaGraph> {
-        st.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).dev("cuStreamBeginCapture")?;
-        let launched = pass();
-        let graph = st.end_capture(sys::CUgraphInstantiate_flags(0)).dev("cuStreamEndCapture");
-        launched?;
-        let graph = graph?.ok_or_else(|| Error::Unsupported { path: "cuda graph timing".into(), reason: "empty capture".into() })?;
-        graph.upload().dev("cuGraphUpload")?;
-        Ok(graph)
-    };
-    match attempt() {
-        Ok(g) => Some(g),
-        Err(e) => {
-            static ONCE: std::sync::Once = std::sync::Once::new();
-            ONCE.call_once(|| log::warn!("cuda: timing without a graph (capture failed: {e})"));
-            None
-        }
-    }
 }
 
 pub(crate) fn time(be: &CudaBackend, p: &GemmProblem, path: &GemmPath, t: &TimingOptions) -> Result<Vec<f64>> {
