@@ -74,6 +74,9 @@ pub(crate) struct Gpu {
 impl Gpu {
     pub fn open(ordinal: usize) -> Result<Self> {
         let ctx = CudaContext::new(ordinal).dev("cuCtxCreate (primary context)")?;
+        // The legacy default stream: every call here is synchronous, so it serializes nothing a
+        // caller would overlap; but CUDA refuses graph capture on it (see BENCHMARKS.md, "Timing
+        // method"), which is why timing launches eagerly.
         let stream = ctx.default_stream();
         Ok(Gpu { ctx, stream, modules: Mutex::new(HashMap::new()), functions: Mutex::new(HashMap::new()) })
     }
