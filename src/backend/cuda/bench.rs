@@ -72,18 +72,12 @@ impl Owned {
         let kb = shape.k_blocks();
         let row_major: Vec<f32> = (0..m * kb).map(|_| scale()).collect();
         let b_scales = (0..shape.n_blocks() * kb).map(|_| scale()).collect();
-        // The same activation scales in the requested layout.
-        let a_scales = match a_layout {
-            ScaleLayout::RowMajor => row_major,
-            ScaleLayout::ColumnMajor => {
-                let rows = ScaleLayout::padded_rows(m);
-                let mut v = vec![0.0f32; a_layout.scale_count(m, kb)];
-                for (i, &x) in row_major.iter().enumerate() {
-                    v[(i % kb) * rows + i / kb] = x;
-                }
-                v
-            }
-        };
+        // The same activation scales, placed by the requested layout's strides.
+        let (row_stride, group_stride) = a_layout.strides(m, kb);
+        let mut a_scales = vec![0.0f32; a_layout.scale_count(m, kb)];
+        for (i, &x) in row_major.iter().enumerate() {
+            a_scales[(i / kb) * row_stride + (i % kb) * group_stride] = x;
+        }
         Owned { shape, a, a_scales, a_layout, b, b_scales }
     }
     fn problem(&self) -> GemmProblem<'_> {
