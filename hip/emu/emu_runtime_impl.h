@@ -117,43 +117,27 @@ void exec_shfl_xor(LaneSlot* lanes, int n) {
   }
 }
 
-// v_mfma_f32_32x32x16_fp8_fp8 (amd-rocm.md): lane l holds A[i][k] for i = l%32,
-// k = 8*(l/32) + byte; B[k][j] likewise with j = l%32; accumulator register r of lane l is
-// C[i][j] with i = 8*(r/4) + 4*(l/32) + r%4, j = l%32.
-void exec_mfma32(LaneSlot* lanes, Flavour f) {
-  float A[32][16], B[16][32];
+// v_mfma_f32_{D}x{D}x{512/D}_fp8_fp8 (amd-rocm.md), D = 32 or 16: lane l holds A[i][k] for
+// i = l%D, k = 8*(l/D) + byte; B[k][j] likewise with j = l%D; accumulator register r of
+// lane l is C[i][j] with i = 8*(r/4) + 4*(l/D) + r%4, j = l%D (D = 32: 16 registers;
+// D = 16: 4 registers, so i = 4*(l/16) + r).
+template <int D>
+void exec_mfma(LaneSlot* lanes, Flavour f) {
+  constexpr int K = 512 / D, R = D * D / kWave;
+  float A[D][K], B[K][D];
   for (int l = 0; l < kWave; ++l)
     for (int byte = 0; byte < 8; ++byte) {
-      int k = 8 * (l / 32) + byte;
-      A[l % 32][k] = fp8_decode((uint8_t)(lanes[l].a >> (8 * byte)), f);
-      B[k][l % 32] = fp8_decode((uint8_t)(lanes[l].b >> (8 * byte)), f);
+      int k = 8 * (l / D) + byte;
+      A[l % D][k] = fp8_decode((uint8_t)(lanes[l].a >> (8 * byte)), f);
+      B[k][l % D] = fp8_decode((uint8_t)(lanes[l].b >> (8 * byte)), f);
     }
   for (int l = 0; l < kWave; ++l)
-    for (int r = 0; r < 16; ++r) {
-      int i = 8 * (r / 4) + 4 * (l / 32) + (r % 4), j = l % 32;
-      // fp8 x fp8 products are exact in float; the 16-term sum is taken in double and
-      // added to C once (the hardware's internal summation order is not documented).
+    for (int r = 0; r < R; ++r) {
+      int i = 8 * (r / 4) + 4 * (l / D) + (r % 4), j = l % D;
+      // fp8 x fp8 products are exact in float; the K-term sum is taken in double and added
+      // to C once (the hardware's internal summation order is not documented).
       double dot = 0.0;
-      for (int k = 0; k < 16; ++k) dot += (double)A[i][k] * (double)B[k][j];
-      lanes[l].out[r] = (float)((double)lanes[l].c[r] + dot);
-    }
-}
-
-// v_mfma_f32_16x16x32_fp8_fp8: lane l holds A[i][k] for i = l%16, k = 8*(l/16) + byte;
-// B[k][j] likewise with j = l%16; register r of lane l is C[i][j], i = 4*(l/16) + r, j = l%16.
-void exec_mfma16(LaneSlot* lanes, Flavour f) {
-  float A[16][32], B[32][16];
-  for (int l = 0; l < kWave; ++l)
-    for (int byte = 0; byte < 8; ++byte) {
-      int k = 8 * (l / 16) + byte;
-      A[l % 16][k] = fp8_decode((uint8_t)(lanes[l].a >> (8 * byte)), f);
-      B[k][l % 16] = fp8_decode((uint8_t)(lanes[l].b >> (8 * byte)), f);
-    }
-  for (int l = 0; l < kWave; ++l)
-    for (int r = 0; r < 4; ++r) {
-      int i = 4 * (l / 16) + r, j = l % 16;
-      double dot = 0.0;
-      for (int k = 0; k < 32; ++k) dot += (double)A[i][k] * (double)B[k][j];
+      for (int k = 0; k < K; ++k) dot += (double)A[i][k] * (double)B[k][j];
       lanes[l].out[r] = (float)((double)lanes[l].c[r] + dot);
     }
 }
@@ -183,8 +167,8 @@ bool try_wave(Launch& l, uint32_t first, uint32_t count) {
   LaneSlot* lanes = &l.slots[first];
   switch (op) {
     case WaveOp::ShflXor: exec_shfl_xor(lanes, (int)count); break;
-    case WaveOp::Mfma32: exec_mfma32(lanes, l.flavour); break;
-    case WaveOp::Mfma16: exec_mfma16(lanes, l.flavour); break;
+    case WaveOp::Mfma32: exec_mfma<32>(lanes, l.flavour); break;
+    case WaveOp::Mfma16: exec_mfma<16>(lanes, l.flavour); break;
     case WaveOp::None: break;
   }
   for (uint32_t t = first; t < first + count; ++t)
@@ -407,8 +391,8 @@ int emu_mfma_lanes(int shape, int flavour, const uint64_t* a, const uint64_t* b,
     for (int r = 0; r < acc; ++r) lanes[l].c[r] = c[l * acc + r];
   }
   const emu::Flavour f = flavour == 0 ? emu::FLAVOUR_FNUZ : emu::FLAVOUR_OCP;
-  if (shape == 32) emu::exec_mfma32(lanes.data(), f);
-  else emu::exec_mfma16(lanes.data(), f);
+  if (shape == 32) emu::exec_mfma<32>(lanes.data(), f);
+  else emu::exec_mfma<16>(lanes.data(), f);
   for (int l = 0; l < 64; ++l)
     for (int r = 0; r < acc; ++r) d[l * acc + r] = lanes[l].out[r];
   return 0;
