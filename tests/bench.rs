@@ -11,7 +11,7 @@ use blockfp8::tune::{self, TuneOptions};
 
 fn quick(shapes: Vec<BenchShape>) -> BenchOptions {
     let mut o = BenchOptions::new(shapes);
-    o.timing = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 0 };
+    o.timing = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 0, ..Default::default() };
     o
 }
 
@@ -20,7 +20,7 @@ fn tuned_library(dir: &Path) -> Library {
     let mut o = TuneOptions::new(vec![tune::parse_shape("256,256").unwrap()], dir.to_path_buf());
     o.batch_sizes = vec![1, 16];
     o.progress = false;
-    o.timing = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 0 };
+    o.timing = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 0, ..Default::default() };
     tune::tune(&[Arc::new(CpuBackend::new()) as Arc<dyn Backend>], &o).unwrap();
     Library::new(vec![dir.to_path_buf()], false, false)
 }

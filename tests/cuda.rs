@@ -392,7 +392,7 @@ fn bf16_baseline_error_is_what_bf16_rounding_predicts() {
 #[test]
 fn bf16_vendor_gemm_matches_reference() {
     let Some(be) = gpu() else { return };
-    let t = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 64 << 20 };
+    let t = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 64 << 20, ..Default::default() };
     for (i, &(m, n, k)) in BF16_SHAPES.iter().enumerate() {
         // f32 output asked for: the baseline still answers in bf16.
         let q = bf16_case(i, OutDtype::F32);
@@ -426,6 +426,45 @@ fn bf16_vendor_gemm_matches_reference() {
     assert!(matches!(be.time_bf16_vendor_gemm(&p, &t), Err(Error::Shape { .. })));
 }
 
+/// Graph timing must replay every rotating launch: a per-launch time below what the H200 can
+/// physically do (dense fp8 peak, HBM peak) would mean the captured pass lost work. Graph and
+/// eager times of a 50 us kernel, where host launch cost is hidden, must also agree.
+#[test]
+fn graph_timing_replays_every_launch() {
+    use blockfp8::backend::Launches;
+    let Some(be) = gpu() else { return };
+    const FP8_PEAK_FLOPS: f64 = 1.979e15; // H100/H200 SXM dense fp8
+    const HBM_PEAK_BYTES: f64 = 4.8e12; // H200
+    let q = random_quantized_problem_with(1024, 4096, 7168, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 31);
+    let p = q.problem();
+    let floor = 2.0 * 1024.0 * 4096.0 * 7168.0 / FP8_PEAK_FLOPS;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for path in paths_for(&be, &p.shape) {
+        let mut medians = Vec::new();
+        for launches in [Launches::Graph, Launches::Eager] {
+            let t = TimingOptions { warmup: 2, repeats: 5, rotate_bytes: 256 << 20, launches };
+            let what = format!("{} {launches:?}", path.label());
+            let times = be.time_gemm(&p, &path, &t).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(times.len(), t.repeats, "{what}");
+            assert!(times.iter().all(|&s| s.is_finite() && s >= floor), "{what}: {times:?} s per launch, physical floor {floor:e} s");
+            medians.push(median(times));
+        }
+        let ratio = medians[0] / medians[1];
+        assert!((0.75..1.33).contains(&ratio), "{}: graph {:e} s vs eager {:e} s per launch", path.label(), medians[0], medians[1]);
+    }
+    // Quantization: the graph of a memory-bound kernel cannot beat HBM either.
+    let (m, k) = (16384, 7168);
+    let t = TimingOptions { warmup: 2, repeats: 5, ..Default::default() };
+    let times = be.time_quantize_tokens(m, k, true, &TokenQuantOptions::new(FN), &t).unwrap();
+    let bytes = (m * k * 3 + 4 * m * k / 128) as f64;
+    assert!(times.iter().all(|&s| s.is_finite() && s >= bytes / HBM_PEAK_BYTES), "quantization {times:?} s per launch");
+    // The stream is usable for ordinary work after capture.
+    check_gemm(&be, &q, OutDtype::Bf16, &[GemmPath::KernelDefault]);
+}
+
 #[test]
 #[ignore = "benchmark: run on the H200 with --ignored"]
 fn bench() {
@@ -440,7 +479,9 @@ fn bench() {
         Ok("column") => ScaleLayout::ColumnMajor,
         _ => ScaleLayout::RowMajor,
     };
-    let table = bench::run(&be, &shapes, sweep, layout).unwrap();
+    // BLOCKFP8_BENCH_LAUNCHES=eager times host launches instead of graph replays.
+    let launches = std::env::var("BLOCKFP8_BENCH_LAUNCHES").map(|v| v.parse().unwrap()).unwrap_or_default();
+    let table = bench::run(&be, &shapes, sweep, layout, launches).unwrap();
     println!("{table}");
     if let Ok(path) = std::env::var("BLOCKFP8_BENCH_OUT") {
         std::fs::write(path, &table).unwrap();

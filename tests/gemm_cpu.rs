@@ -190,7 +190,7 @@ fn supports_and_paths() {
 fn time_gemm_reports_each_repeat() {
     let cpu = CpuBackend::new();
     let qp = random_quantized_problem(17, 576, 1280, Fp8Format::E4m3fnuz, ScaleLayout::ColumnMajor, 3);
-    let times = cpu.time_gemm(&qp.problem(), &GemmPath::KernelDefault, &TimingOptions { warmup: 1, repeats: 4, rotate_bytes: 0 }).unwrap();
+    let times = cpu.time_gemm(&qp.problem(), &GemmPath::KernelDefault, &TimingOptions { warmup: 1, repeats: 4, rotate_bytes: 0, ..Default::default() }).unwrap();
     assert_eq!(times.len(), 4);
     assert!(times.iter().all(|&t| t > 0.0 && t < 60.0), "{times:?}");
     let mut bad = qp.clone();

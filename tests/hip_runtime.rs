@@ -603,7 +603,7 @@ fn gpu_timing_reports_one_positive_time_per_repeat() {
     }
     let be = gpu_backend();
     let q = common::random_quantized_problem(64, 576, 1280, be.device().fp8, ScaleLayout::RowMajor, 1);
-    let t = be.time_gemm(&q.problem(), &GemmPath::KernelDefault, &TimingOptions { warmup: 1, repeats: 4, rotate_bytes: 1 << 20 }).unwrap();
+    let t = be.time_gemm(&q.problem(), &GemmPath::KernelDefault, &TimingOptions { warmup: 1, repeats: 4, rotate_bytes: 1 << 20, ..Default::default() }).unwrap();
     assert_eq!(t.len(), 4);
     assert!(t.iter().all(|&s| s > 0.0 && s < 1.0), "{t:?}");
 }

@@ -223,7 +223,7 @@ fn opts(shapes: Vec<WeightShape>, dir: &Path, ms: &[usize]) -> TuneOptions {
     let mut o = TuneOptions::new(shapes, dir.to_path_buf());
     o.batch_sizes = ms.to_vec();
     o.progress = false;
-    o.timing = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 0 };
+    o.timing = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 0, ..Default::default() };
     o
 }
 

@@ -61,11 +61,34 @@ pub struct TimingOptions {
     pub repeats: usize,
     /// Rotate over enough input copies that this many bytes exceed the last-level cache.
     pub rotate_bytes: usize,
+    pub launches: Launches,
 }
 
 impl Default for TimingOptions {
     fn default() -> Self {
-        TimingOptions { warmup: 3, repeats: 15, rotate_bytes: 256 << 20 }
+        TimingOptions { warmup: 3, repeats: 15, rotate_bytes: 256 << 20, launches: Launches::Graph }
+    }
+}
+
+/// How a timed pass over the rotating copies is issued on a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Launches {
+    /// Captured once into a graph and replayed (the anchors' method; no host launch cost
+    /// between kernels). Backends that cannot capture launch eagerly and say so.
+    #[default]
+    Graph,
+    /// One host launch per kernel.
+    Eager,
+}
+
+impl std::str::FromStr for Launches {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "graph" => Ok(Launches::Graph),
+            "eager" => Ok(Launches::Eager),
+            _ => Err(Error::invalid("launches", format!("{s:?} (expected graph or eager)"))),
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use blockfp8::backend::TimingOptions;
+use blockfp8::backend::{Launches, TimingOptions};
 use blockfp8::bench::{self, BenchOptions, BenchShape};
 use blockfp8::config::Library;
 use blockfp8::tune::{self, OnConflict, Shard, ShapeSpec, TuneOptions};
@@ -68,6 +68,9 @@ pub struct TuneArgs {
     warmup: usize,
     #[arg(long, default_value_t = 15)]
     repeats: usize,
+    /// GPU timing: graph (replay one captured pass, as the anchors were timed) or eager.
+    #[arg(long, default_value = "graph")]
+    launches: Launches,
     /// Start over instead of resuming from the journal.
     #[arg(long)]
     fresh: bool,
@@ -99,7 +102,7 @@ pub fn tune(a: TuneArgs) -> Result<ExitCode> {
         o.batch_sizes = a.batch_size;
     }
     o.shard = a.shard;
-    o.timing = TimingOptions { warmup: a.warmup, repeats: a.repeats, ..TimingOptions::default() };
+    o.timing = TimingOptions { warmup: a.warmup, repeats: a.repeats, launches: a.launches, ..TimingOptions::default() };
     o.resume = !a.fresh;
     o.out_dtype = a.out_dtype;
     o.scale_layout = a.scale_layout;
@@ -143,6 +146,9 @@ pub struct BenchArgs {
     warmup: usize,
     #[arg(long, default_value_t = 15)]
     repeats: usize,
+    /// GPU timing: graph (replay one captured pass, as the anchors were timed) or eager.
+    #[arg(long, default_value = "graph")]
+    launches: Launches,
     /// Rounds the repeats are split into, alternating between the paths.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
@@ -174,7 +180,7 @@ pub fn bench(a: BenchArgs) -> Result<ExitCode> {
         shapes = bench::default_shapes(backend.kind());
     }
     let mut o = BenchOptions::new(shapes);
-    o.timing = TimingOptions { warmup: a.warmup, repeats: a.repeats, ..TimingOptions::default() };
+    o.timing = TimingOptions { warmup: a.warmup, repeats: a.repeats, launches: a.launches, ..TimingOptions::default() };
     o.out_dtype = a.out_dtype;
     o.scale_layout = a.scale_layout;
     o.rounds = a.rounds;

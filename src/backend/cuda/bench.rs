@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::backend::{Backend, TimingOptions};
+use crate::backend::{Backend, Launches, TimingOptions};
 use crate::config::KernelConfig;
 use crate::error::Result;
 use crate::formats::Fp8Format;
@@ -99,11 +99,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Runs the GEMM table and the quantization table; returns them as Markdown.
 /// `a_layout`: the activation-scale layout the kernel reads (cuBLASLt always gets its own
 /// M-major copy).
-pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: bool, a_layout: ScaleLayout) -> Result<String> {
-    let t = TimingOptions::default();
+pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: bool, a_layout: ScaleLayout, launches: Launches) -> Result<String> {
+    let t = TimingOptions { launches, ..TimingOptions::default() };
     let mut out = String::new();
     let dev = be.device();
-    let _ = writeln!(out, "device: {} ({}, {} SMs); timing: median of {} repeats, each over rotating input copies >= 256 MiB, CUDA events; kernel activation scales {a_layout:?}", dev.name, dev.arch, dev.compute_units, t.repeats);
+    let _ = writeln!(out, "device: {} ({}, {} SMs); timing: median of {} repeats, each a pass over rotating input copies >= 256 MiB ({:?} launches), CUDA events; kernel activation scales {a_layout:?}", dev.name, dev.arch, dev.compute_units, t.repeats, t.launches);
     let _ = writeln!(out, "\n| M | N | K | floor us | cuBLASLt us (TFLOPS) | bf16 cuBLASLt us (TFLOPS) | kernel default us (cfg) | kernel best us (cfg, TFLOPS) | best/cuBLASLt | anchors: vLLM best / cuBLASLt us | calc_diff best vs cuBLASLt |");
     let _ = writeln!(out, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     let candidates: Vec<KernelConfig> = if sweep { be.candidate_configs() } else { Vec::new() };

@@ -1,13 +1,13 @@
 //! Device-side GEMM problems: upload (kernel or cuBLASLt layout), launch along a path,
 //! download, and event timing over rotating input copies (more bytes than L2).
 
-use cudarc::driver::{result, sys, CudaSlice};
+use cudarc::driver::{result, sys, CudaGraph, CudaSlice};
 use half::{bf16, f16};
 
 use super::kernels;
 use super::runtime::{arg, ptr, DriverResultExt, Gpu};
 use super::{cublaslt, CudaBackend};
-use crate::backend::TimingOptions;
+use crate::backend::{Launches, TimingOptions};
 use crate::error::{Error, Result};
 use crate::gemm::{GemmPath, GemmProblem, GemmShape, OutDtype, Output};
 use crate::quant::ScaleLayout;
@@ -232,26 +232,52 @@ pub(crate) fn download(gpu: &Gpu, d: &DeviceProblem) -> Result<Output> {
 
 /// Runs `launch_one(i)` for i over `copies` rotating input sets: warm-up, then per repeat one
 /// pass over all copies between two events; returns seconds per launch for each repeat.
-/// (Launches are eager: the backend's stream is the legacy default stream, on which CUDA
-/// refuses graph capture, so the anchors' graph-replay method is not used here.)
+/// With `Launches::Graph` the pass is captured once and replayed, as the anchors were timed;
+/// a capture failure is an error, never a silent switch to eager launches.
 pub(crate) fn time_rotating(gpu: &Gpu, copies: usize, t: &TimingOptions, launch_one: impl Fn(usize) -> Result<()>) -> Result<Vec<f64>> {
+    // Eager warm-up also loads modules and allocates the workspace, which capture forbids.
     for w in 0..t.warmup.max(1) {
         launch_one(w % copies)?;
     }
     gpu.sync()?;
+    let graph = match t.launches {
+        Launches::Graph => Some(capture(gpu, copies, &launch_one)?),
+        Launches::Eager => None,
+    };
     let start = gpu.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).dev("cuEventCreate")?;
     let end = gpu.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).dev("cuEventCreate")?;
     let mut out = Vec::with_capacity(t.repeats);
     for _ in 0..t.repeats.max(1) {
         start.record(&gpu.stream).dev("cuEventRecord")?;
-        for i in 0..copies {
-            launch_one(i)?;
+        match &graph {
+            Some(g) => g.launch().dev("cuGraphLaunch")?,
+            None => (0..copies).try_for_each(&launch_one)?,
         }
         end.record(&gpu.stream).dev("cuEventRecord")?;
         let ms = start.elapsed_ms(&end).dev("cuEventElapsedTime")?;
         out.push(ms as f64 * 1e-3 / copies as f64);
     }
     Ok(out)
+}
+
+/// Captures one pass over the copies into an instantiated, uploaded graph and replays it once
+/// (the first replay of a graph pays setup the timed ones should not).
+fn capture(gpu: &Gpu, copies: usize, launch_one: &impl Fn(usize) -> Result<()>) -> Result<CudaGraph> {
+    let st = &gpu.stream;
+    st.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).dev("cuStreamBeginCapture")?;
+    let launched = (0..copies).try_for_each(launch_one);
+    // Capture must end even after a failed launch, or the stream stays unusable.
+    let ended = st.end_capture(sys::CUgraphInstantiate_flags(0)).dev("cuStreamEndCapture/cuGraphInstantiate");
+    launched?;
+    let graph = ended?.ok_or_else(|| Error::Device { backend: "cuda", call: "cuStreamEndCapture".into(), reason: "the capture recorded no work".into() })?;
+    let mut nodes = 0usize;
+    // SAFETY: a valid graph owned by `graph`; a null node array asks for the count only.
+    unsafe { sys::cuGraphGetNodes(graph.cu_graph(), std::ptr::null_mut(), &mut nodes) }.result().dev("cuGraphGetNodes")?;
+    log::debug!("timing graph: {copies} rotating copies captured as {nodes} nodes");
+    graph.upload().dev("cuGraphUpload")?;
+    graph.launch().dev("cuGraphLaunch")?;
+    gpu.sync()?;
+    Ok(graph)
 }
 
 pub(crate) fn time(be: &CudaBackend, p: &GemmProblem, path: &GemmPath, t: &TimingOptions) -> Result<Vec<f64>> {

@@ -74,10 +74,14 @@ pub(crate) struct Gpu {
 impl Gpu {
     pub fn open(ordinal: usize) -> Result<Self> {
         let ctx = CudaContext::new(ordinal).dev("cuCtxCreate (primary context)")?;
-        // The legacy default stream: every call here is synchronous, so it serializes nothing a
-        // caller would overlap; but CUDA refuses graph capture on it (see BENCHMARKS.md, "Timing
-        // method"), which is why timing launches eagerly.
-        let stream = ctx.default_stream();
+        // Every buffer of this backend lives and is used on one stream, so cudarc's
+        // cross-stream event tracking has nothing to order; off, launches record no events
+        // (which CUDA graph capture would refuse). Set before the first allocation.
+        // SAFETY: only this backend's stream ever touches its buffers.
+        unsafe { ctx.disable_event_tracking() };
+        // A stream of our own, non-blocking: it neither waits for nor holds up a caller's
+        // work on the legacy default stream, and CUDA can capture it into a graph.
+        let stream = ctx.new_stream().dev("cuStreamCreate")?;
         Ok(Gpu { ctx, stream, modules: Mutex::new(HashMap::new()), functions: Mutex::new(HashMap::new()) })
     }
 

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::backend::{Backend, BackendKind, TimingOptions};
+use crate::backend::{Backend, BackendKind, Launches, TimingOptions};
 use crate::config::KernelConfig;
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -208,6 +208,10 @@ impl Backend for HipBackend {
         self.supports(&p.shape, path).map_err(|reason| Error::Unsupported { path: format!("rocm {}", path.label()), reason })?;
         let mut state = self.exec.lock().unwrap_or_else(|e| e.into_inner());
         let resolved = self.resolve(&p.shape, p.a_scales.layout, path)?;
+        if opts.launches == Launches::Graph {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| log::warn!("rocm: timing launches eagerly (graph replay is not implemented for HIP: no AMD GPU to prove it on)"));
+        }
         // Enough input copies that cycling through them exceeds the last-level cache.
         let input_bytes = p.a.len() + p.b.len();
         let copies = opts.rotate_bytes.div_ceil(input_bytes.max(1)).clamp(1, 64);
