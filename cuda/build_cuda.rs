@@ -70,7 +70,8 @@ impl Tile {
             Body::Tma { .. } => {
                 let scales_b = self.stages * (self.bm + self.bn) * 128 + self.stages * self.bm * 4;
                 let bars = (scales_b + self.stages * 4).div_ceil(8) * 8;
-                bars + 16 * self.stages + 1024
+                let c_stage = if matches!(body, Body::Tma { swap: true }) { self.warps * self.bm * 24 * 2 } else { 0 };
+                (bars + 16 * self.stages).div_ceil(16) * 16 + c_stage + 1024
             }
         }
     }

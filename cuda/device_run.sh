@@ -10,9 +10,9 @@ if command -v cuobjdump >/dev/null || [ -x /usr/local/cuda/bin/cuobjdump ]; then
   CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
   ls $B/*.cubin >/dev/null 2>&1 || CUOBJ=true  # no cubins carried: skip the SASS dump
   for c in $B/*.cubin; do
-    echo "== $c"; $CUOBJ --dump-sass $c | grep -oE "\b(HMMA|QGMMA|HGMMA|IMMA|FFMA|LDSM|LDGSTS|LDL|STL|UTMALDG|USETMAXREG|SYNCS)[A-Z0-9_.]*" | sort | uniq -c
+    echo "== $c"; $CUOBJ --dump-sass $c | grep -oE "\b(HMMA|QGMMA|HGMMA|IMMA|FFMA|LDSM|LDGSTS|LDL|STL|UTMALDG|USETMAXREG|SYNCS|BAR)[A-Z0-9_.]*" | sort | uniq -c
   done > $OUT/sass_summary.txt 2>&1
-  for c in $B/gemm_block_fp8_*_sm_90a.cubin; do $CUOBJ --dump-sass $c; done | awk -v k=${SASS_KERNEL:-m128n128w8s6_bf16} '$0 ~ ("Function : sm90_gemm_block_fp8_" k){f=1; print; next} f&&/Function : /{f=0} f' > $OUT/sass_default_bf16.txt; grep -cE "QGMMA" $OUT/sass_default_bf16.txt > $OUT/sass_default_qgmma_count.txt; grep -E "QGMMA|HMMA|LDL|STL|UTMALDG|USETMAXREG|SYNCS" $OUT/sass_default_bf16.txt | head -40 > $OUT/sass_default_excerpt.txt
+  for c in $B/gemm_block_fp8_*_sm_90a.cubin; do $CUOBJ --dump-sass $c; done | awk -v k=${SASS_KERNEL:-m128n128w8s6_bf16} '$0 ~ ("Function : sm90_gemm_block_fp8_" k){f=1; print; next} f&&/Function : /{f=0} f' > $OUT/sass_default_bf16.txt; grep -cE "QGMMA" $OUT/sass_default_bf16.txt > $OUT/sass_default_qgmma_count.txt; grep -E "QGMMA|HMMA|LDL|STL|UTMALDG|USETMAXREG|SYNCS|BAR" $OUT/sass_default_bf16.txt | head -40 > $OUT/sass_default_excerpt.txt
 fi
 T=$(ls $B/cuda-* | head -1)
 if [ "$what" = tests ] || [ "$what" = all ]; then

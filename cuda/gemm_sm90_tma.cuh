@@ -82,7 +82,12 @@ struct TmaTile {
     static constexpr int OFF_AS = OFF_B + STAGES * B_BYTES;
     static constexpr int OFF_BS = OFF_AS + STAGES * BM * 4;
     static constexpr int OFF_BAR = (OFF_BS + STAGES * 4 + 7) / 8 * 8;
-    static constexpr int SMEM = OFF_BAR + 2 * STAGES * 8;
+    // Swapped tiles stage their 16-bit C through shared memory, one region per consumer warp:
+    // BM token rows of 16 weight columns, pitch C_PITCH elements (48 bytes: 16-byte aligned
+    // rows, and the fragment writes of one instruction hit distinct banks).
+    static constexpr int C_PITCH = 24;
+    static constexpr int OFF_C = (OFF_BAR + 2 * STAGES * 8 + 15) / 16 * 16;
+    static constexpr int SMEM = OFF_C + (SWAP ? W * BM * C_PITCH * 2 : 0);
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
     static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128, "wgmma N");
     static_assert(BN <= 128 && 128 % BN == 0, "a BN tile lies inside one 128-wide weight-scale block");
@@ -284,6 +289,37 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 store_pair<OutT>(C, ws, split, M, N, row, col, total[4 * j], total[4 * j + 1]);
                 store_pair<OutT>(C, ws, split, M, N, row + 8, col, total[4 * j + 2], total[4 * j + 3]);
             }
+        } else if (sizeof(OutT) == 2 && !split) {
+            // Accumulator row = weight row (C column), accumulator column = token (C row): a
+            // warp holds 16 adjacent C columns of BM rows, scattered over lanes. Stored
+            // directly that is 2-byte stores, each instruction touching 4 half sectors; staged
+            // through shared memory, each row goes out as two 16-byte stores of one sector.
+            OutT* cst = reinterpret_cast<OutT*>(smem + T::OFF_C) + (wg * 4 + wwarp) * BM * T::C_PITCH;
+            const int wc = lane / 4;
+#pragma unroll
+            for (int j = 0; j < R / 4; ++j) {
+                const int t = 8 * j + lcol;
+                cst[t * T::C_PITCH + wc] = from_f32<OutT>(total[4 * j]);
+                cst[(t + 1) * T::C_PITCH + wc] = from_f32<OutT>(total[4 * j + 1]);
+                cst[t * T::C_PITCH + wc + 8] = from_f32<OutT>(total[4 * j + 2]);
+                cst[(t + 1) * T::C_PITCH + wc + 8] = from_f32<OutT>(total[4 * j + 3]);
+            }
+            __syncwarp();
+            const int col0 = n0 + wg * 64 + wwarp * 16;
+            const bool vec = N % 8 == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
+#pragma unroll
+            for (int c = lane; c < 2 * BM; c += 32) {
+                const int row = m0 + c / 2, col = col0 + 8 * (c % 2);
+                const OutT* src = cst + (c / 2) * T::C_PITCH + 8 * (c % 2);
+                if (row >= M) continue;
+                OutT* dst = C + (size_t)row * N + col;
+                if (vec && col + 8 <= N) {
+                    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+                } else {
+                    for (int e = 0; e < 8 && col + e < N; ++e) dst[e] = src[e];
+                }
+            }
+            __syncwarp();  // the next tile's fragments overwrite the region
         } else {
             // Accumulator row = weight row (C column), accumulator column = token (C row).
             const int col = n0 + lrow;
