@@ -442,6 +442,15 @@ impl Backend for LyingBackend {
     fn default_config(&self) -> KernelConfig {
         self.inner.default_config()
     }
+    /// Picks per batch size, like the CUDA backend's heuristic: a config other than
+    /// `default_config` for small M.
+    fn default_config_for(&self, shape: &GemmShape) -> KernelConfig {
+        if shape.m <= 8 {
+            self.inner.candidate_configs()[3].clone()
+        } else {
+            self.inner.default_config()
+        }
+    }
 }
 
 #[test]
@@ -463,12 +472,15 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     let summary = tune::render_summary(&r.records);
     assert!(summary.contains("speedup") && summary.lines().count() == 2 + r.records.len(), "{summary}");
 
-    // The default path is the fastest: the entry is the kernel default config.
+    // The default path is the fastest: the entry is the config that path ran for that M
+    // (the backend picks per shape), not the backend's one general default.
     let t = FakeTiming { forced: [("default".to_string(), 1e-9)].into(), ..Default::default() };
-    let r = tune::tune_with(&[backend], &opts(shapes.clone(), &tmp.path().join("b"), &[1, 16]), &t).unwrap();
+    let r = tune::tune_with(std::slice::from_ref(&backend), &opts(shapes.clone(), &tmp.path().join("b"), &[1, 16]), &t).unwrap();
+    let ran = |m: usize| backend.default_config_for(&GemmShape { m, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 });
+    assert_ne!(ran(1), ran(16), "the test backend must pick per M");
     for rec in &r.records {
         assert_eq!((rec.choice, rec.default_path), (Choice::KernelDefault, Choice::KernelDefault));
-        assert_eq!(rec.config, CpuBackend::new().default_config());
+        assert_eq!(rec.config, ran(rec.m), "M={}", rec.m);
         assert!((rec.speedup() - 1.0).abs() < 1e-12);
     }
 

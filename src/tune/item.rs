@@ -220,12 +220,13 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     let best = &contenders[best];
     let config = match &best.path {
         GemmPath::Tuned(cfg) => cfg.clone(),
-        GemmPath::KernelDefault => backend.default_config(),
+        // The config the default path ran for this shape (the backend may pick per M).
+        GemmPath::KernelDefault => backend.default_config_for(&shape),
         GemmPath::Vendor => {
             // Kernel fields for loaders that ignore PATH_KEY: the fastest correct kernel.
             let mut cfg = match fastest(&|c: &Contender| c.choice != Choice::Vendor).map(|i| &contenders[i].path) {
                 Some(GemmPath::Tuned(c)) => c.clone(),
-                _ => backend.default_config(),
+                _ => backend.default_config_for(&shape),
             };
             cfg.extra.insert(PATH_KEY.into(), serde_json::Value::String("vendor".into()));
             cfg
