@@ -141,7 +141,10 @@ pub fn heuristic_config(shape: &GemmShape) -> KernelConfig {
     }
     match shape.m {
         0..=16 => first_compiled(&[(16, 64, 4, 4, 8), (16, 64, 4, 6, 1)]),
-        17..=128 => first_compiled(&[(32, 64, 4, 4, 8), (32, 64, 4, 6, 1)]),
+        17..=64 => first_compiled(&[(32, 64, 4, 4, 8), (32, 64, 4, 6, 1)]),
+        // Four 32-token tiles re-read each weight tile; 64x64 reads it twice (H200 sweep of
+        // 2026-11-29: M=128 N=18432 K=7168 49.7 vs 70.5 us, N=4096 K=7168 20.5 vs 18.6 us).
+        65..=128 => first_compiled(&[(64, 64, 4, 4, 8), (32, 64, 4, 4, 8)]),
         129..=512 => first_compiled(&[(64, 64, 4, 4, 8), (64, 128, 8, 4, 8)]),
         _ => default_config(),
     }
