@@ -76,12 +76,15 @@ struct TmaTile {
     // one-consumer tile leaves room for more resident CTAs (H200: M=64 N=18432 K=7168 went
     // from 47-49 to 42 us).
     static constexpr int THREADS = 128 * CONSUMERS + (CONSUMERS == 2 ? 128 : 64);
+    // Weight-scale blocks (128 wide) a BN tile can touch: a 192-wide tile starts at a block
+    // edge or in a block's middle, so it spans two.
+    static constexpr int SB = BN > 128 ? 2 : 1;
     static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128;
     // [A tiles | B tiles | A scales | B scales | full barriers | empty barriers]
     static constexpr int OFF_B = STAGES * A_BYTES;
     static constexpr int OFF_AS = OFF_B + STAGES * B_BYTES;
     static constexpr int OFF_BS = OFF_AS + STAGES * BM * 4;
-    static constexpr int OFF_BAR = (OFF_BS + STAGES * 4 + 7) / 8 * 8;
+    static constexpr int OFF_BAR = (OFF_BS + STAGES * SB * 4 + 7) / 8 * 8;
     // Swapped tiles stage their 16-bit C through shared memory, one region per consumer warp:
     // BM token rows of 16 weight columns, pitch C_PITCH elements (48 bytes: 16-byte aligned
     // rows, and the fragment writes of one instruction hit distinct banks).
@@ -89,12 +92,16 @@ struct TmaTile {
     static constexpr int OFF_C = (OFF_BAR + 2 * STAGES * 8 + 15) / 16 * 16;
     static constexpr int SMEM = OFF_C + (SWAP ? W * BM * C_PITCH * 2 : 0);
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
-    static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128, "wgmma N");
-    static_assert(BN <= 128 && 128 % BN == 0, "a BN tile lies inside one 128-wide weight-scale block");
+    static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || (WN == 192 && !SWAP && CONSUMERS == 2), "wgmma N");
+    static_assert((BN <= 128 && 128 % BN == 0) || BN == 192, "a BN tile lies inside one weight-scale block, or 192 wide spans two");
 };
 
 // Keeps the compiler from moving reads of wgmma accumulator registers above the wait that
 // makes them valid (the asm "redefines" them).
+template <int V> struct IntC {
+    static constexpr int value = V;
+};
+
 template <int R> __device__ __forceinline__ void fence_regs(float* r) {
 #pragma unroll
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
@@ -190,7 +197,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             for (int w = blockIdx.x; w < work; w += gridDim.x) {
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
-                const float* bs_row = Bs + (size_t)(n0 / 128) * KB;
+                // Lane b copies weight-scale block n0 / 128 + b (zero past the last block).
+                const int sb_block = n0 / 128 + lane;
+                const bool sb_in = lane < T::SB && sb_block < (N + 127) / 128;
+                const float* bs_row = Bs + (size_t)(sb_in ? sb_block : 0) * KB;
                 for (int i = 0; i < nkb; ++i, ++g) {
                     const int s = g % STAGES, kb = kb_begin + i;
                     if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
@@ -203,7 +213,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                             cp_async4(smem_u32(sAS + s * BM + r), src, in ? 4 : 0);
                         }
                     }
-                    if (lane == 0) cp_async4(smem_u32(sBS + s), bs_row + kb, 4);
+                    if (lane < T::SB) cp_async4(smem_u32(sBS + s * T::SB + lane), sb_in ? bs_row + kb : Bs, sb_in ? 4 : 0);
                     cp_async_mbar_arrive_noinc(full0 + 8 * s);
                 }
             }
@@ -238,14 +248,20 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // total += acc * As * Bs. (A second accumulator that overlaps block g + 1's wgmmas with
     // this promotion makes ptxas serialize all wgmmas (C7518, accumulators read inside a
     // wgmma pipeline stage), so each warpgroup waits; two consumer warpgroups overlap instead.)
-    auto retire = [&](float* acc, uint32_t g) {
+    // jb: the first 8-column group of the tile in its second weight-scale block (SB == 2).
+    auto retire = [&](float* acc, uint32_t g, int jb) {
         const int s = g % STAGES;
         const float* sa = sAS + s * BM;
-        const float sb = sBS[s];
-        float sc[T::SWAP ? R / 2 : 2];
+        const float sb = sBS[s * T::SB];
+        float sc[T::SWAP ? R / 2 : 4];
         if constexpr (!T::SWAP) {
             sc[0] = sa[lrow] * sb;
             sc[1] = sa[lrow + 8] * sb;
+            if constexpr (T::SB == 2) {
+                const float sb1 = sBS[s * T::SB + 1];
+                sc[2] = sa[lrow] * sb1;
+                sc[3] = sa[lrow + 8] * sb1;
+            }
         } else {
 #pragma unroll
             for (int j = 0; j < R / 4; ++j) {
@@ -257,14 +273,27 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         fence_regs<R>(acc);
         __syncwarp();
         if (lane == 0) mbar_arrive(empty0 + 8 * s);
+        // J0 (compile time, so no per-column select): groups j >= J0 take the second block.
+        auto promote = [&](auto j0) {
+            constexpr int J0 = decltype(j0)::value;
 #pragma unroll
-        for (int j = 0; j < R / 4; ++j) {
-            const float x0 = T::SWAP ? sc[2 * j] : sc[0], x1 = T::SWAP ? sc[2 * j + 1] : sc[0];
-            const float y0 = T::SWAP ? sc[2 * j] : sc[1], y1 = T::SWAP ? sc[2 * j + 1] : sc[1];
-            total[4 * j + 0] = fmaf(x0, acc[4 * j + 0], total[4 * j + 0]);
-            total[4 * j + 1] = fmaf(x1, acc[4 * j + 1], total[4 * j + 1]);
-            total[4 * j + 2] = fmaf(y0, acc[4 * j + 2], total[4 * j + 2]);
-            total[4 * j + 3] = fmaf(y1, acc[4 * j + 3], total[4 * j + 3]);
+            for (int j = 0; j < R / 4; ++j) {
+                const int h = j >= J0 ? 2 : 0;
+                const float x0 = T::SWAP ? sc[2 * j] : sc[h], x1 = T::SWAP ? sc[2 * j + 1] : sc[h];
+                const float y0 = T::SWAP ? sc[2 * j] : sc[h + 1], y1 = T::SWAP ? sc[2 * j + 1] : sc[h + 1];
+                total[4 * j + 0] = fmaf(x0, acc[4 * j + 0], total[4 * j + 0]);
+                total[4 * j + 1] = fmaf(x1, acc[4 * j + 1], total[4 * j + 1]);
+                total[4 * j + 2] = fmaf(y0, acc[4 * j + 2], total[4 * j + 2]);
+                total[4 * j + 3] = fmaf(y1, acc[4 * j + 3], total[4 * j + 3]);
+            }
+        };
+        if constexpr (T::SB == 2 && !T::SWAP) {
+            // A 192-wide tile starts at a block edge (second block from column 128) or in
+            // a block's middle (from column 64).
+            if (jb == 16) promote(IntC<16>{});
+            else promote(IntC<8>{});
+        } else {
+            promote(IntC<R / 4>{});
         }
     };
 
@@ -275,9 +304,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         if (nkb == 0) continue;
 #pragma unroll
         for (int i = 0; i < R; ++i) total[i] = 0.f;
+        const int jb = (128 - n0 % 128) / 8;
         for (int i = 0; i < nkb; ++i) {
             issue(acc, g + i);
-            retire(acc, g + i);
+            retire(acc, g + i, jb);
         }
         g += nkb;
 
