@@ -395,6 +395,8 @@ struct LyingBackend {
     inner: CpuBackend,
     vendor: bool,
     broken: Option<KernelConfig>,
+    /// Candidates beyond the CPU backend's.
+    extra: Vec<KernelConfig>,
 }
 
 impl Backend for LyingBackend {
@@ -437,7 +439,7 @@ impl Backend for LyingBackend {
         self.inner.time_gemm(p, path, o)
     }
     fn candidate_configs(&self) -> Vec<KernelConfig> {
-        self.inner.candidate_configs()
+        self.inner.candidate_configs().into_iter().chain(self.extra.iter().cloned()).collect()
     }
     fn default_config(&self) -> KernelConfig {
         self.inner.default_config()
@@ -453,12 +455,35 @@ impl Backend for LyingBackend {
     }
 }
 
+/// A tile the backend runs but a config file cannot name (BLOCK_SIZE_N 192, like CUDA's
+/// 128x192) is skipped with its reason, even when it would be the fastest.
+#[test]
+fn candidates_a_config_file_cannot_hold_are_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut wide = CpuBackend::new().candidate_configs()[0].clone();
+    wide.block_n = 192;
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![wide.clone()] });
+    let shape = GemmShape { m: 16, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
+    let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape);
+    assert!(!keep.contains(&wide) && !keep.is_empty());
+    let why = skipped.iter().find(|r| r.config == wide.short()).expect("the wide tile is reported");
+    assert!(why.reason.contains("power of two"), "{}", why.reason);
+    let t = FakeTiming { forced: [(wide.short(), 1e-9)].into(), ..Default::default() };
+    let dir = tmp.path().join("w");
+    let r = tune::tune_with(&[backend], &opts(vec![tune::parse_shape("256,256").unwrap()], &dir, &[1, 16]), &t).unwrap();
+    assert!(r.records.iter().all(|rec| rec.config != wide && rec.skipped >= 1));
+    // What was written loads.
+    for (name, text) in config_files(&dir) {
+        ConfigTable::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
 #[test]
 fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     let tmp = tempfile::tempdir().unwrap();
     let cands = CpuBackend::new().candidate_configs();
     let broken = cands[0].clone();
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()) });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![] });
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     // The broken config would be by far the fastest.
     let t = FakeTiming { forced: [(broken.short(), 1e-9)].into(), ..Default::default() };
@@ -486,7 +511,7 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
 
     // A vendor path that wins is recorded with PATH_KEY, kernel fields intact, and the plan
     // of a library reading the file takes the vendor path.
-    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None });
+    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None, extra: vec![] });
     let dir = tmp.path().join("c");
     let runner_up = CpuBackend::new().candidate_configs()[7].clone();
     let t = FakeTiming { forced: [("vendor".to_string(), 1e-9), (runner_up.short(), 2e-9)].into(), ..Default::default() };
@@ -579,7 +604,7 @@ fn mixed_device_models_and_empty_inputs_are_refused() {
 fn sampled_reference_and_column_major_scales_still_catch_wrong_results() {
     let tmp = tempfile::tempdir().unwrap();
     let broken = CpuBackend::new().candidate_configs()[3].clone();
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()) });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![] });
     let mut o = opts(vec![tune::parse_shape("640,384").unwrap()], tmp.path(), &[3, 37]);
     o.full_reference_macs = 1.0; // always sample: 16 rows (first and last included) x 4 column blocks
     o.scale_layout = blockfp8::ScaleLayout::ColumnMajor;

@@ -68,6 +68,10 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape) -> (Vec<Kerne
         }
         let reason = if cfg.block_k == 0 || shape.block.1 % cfg.block_k as usize != 0 {
             Some(format!("BLOCK_SIZE_K {} does not divide the weight block_k {}", cfg.block_k, shape.block.1))
+        } else if let Err(why) = cfg.validate() {
+            // A kernel the backend can run but a config file cannot name (e.g. CUDA's 128x192
+            // tile: vLLM's format wants powers of two), so the tuner must not pick it.
+            Some(format!("a config file cannot hold it: {why}"))
         } else {
             backend.supports(shape, &GemmPath::Tuned(cfg.clone())).err()
         };
