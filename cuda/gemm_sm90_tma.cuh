@@ -245,9 +245,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         wgmma_commit();
     };
     // Retires ring position g from `acc`: wait for its wgmmas, release the stage, then
-    // total += acc * As * Bs. (A second accumulator that overlaps block g + 1's wgmmas with
-    // this promotion makes ptxas serialize all wgmmas (C7518, accumulators read inside a
-    // wgmma pipeline stage), so each warpgroup waits; two consumer warpgroups overlap instead.)
+    // total += acc * As * Bs. (A second accumulator, so that block g + 1's wgmmas run during
+    // this promotion, compiles without wgmma serialization when every wait depth is fixed in
+    // straight-line code: ci/h200/experiments/two-accumulators.patch, not yet measured.)
     // jb: the first 8-column group of the tile in its second weight-scale block (SB == 2).
     auto retire = [&](float* acc, uint32_t g, int jb) {
         const int s = g % STAGES;
