@@ -18,6 +18,9 @@
 // SWAP (small M): the weight tile is the wgmma M side (64 rows per consumer warpgroup) and the
 // BM tokens are its N side (16, 32 or 64), so a handful of tokens does not waste a 64-row MMA,
 // and a 64-token tile can read 128 weight rows per A tile with two consumer warpgroups.
+// Tiles: BN 64/128 lie inside one 128-wide weight-scale block; BN 192 (two consumers of
+// 64x192, the widest accumulators that fit the registers) spans two, so each stage carries two
+// weight scales. Swapped tiles with 16-bit output stage C through shared memory.
 // Partial tiles: TMA zero-fills rows past M / N and K past the end; stores are masked.
 // TMA needs K % 16 == 0 (16-byte row pitch); the launcher routes other K to the mma.sync body.
 #pragma once
@@ -96,12 +99,13 @@ struct TmaTile {
     static_assert((BN <= 128 && 128 % BN == 0) || BN == 192, "a BN tile lies inside one weight-scale block, or 192 wide spans two");
 };
 
-// Keeps the compiler from moving reads of wgmma accumulator registers above the wait that
-// makes them valid (the asm "redefines" them).
+// A compile-time int as a value (to pick a generic lambda's instantiation).
 template <int V> struct IntC {
     static constexpr int value = V;
 };
 
+// Keeps the compiler from moving reads of wgmma accumulator registers above the wait that
+// makes them valid (the asm "redefines" them).
 template <int R> __device__ __forceinline__ void fence_regs(float* r) {
 #pragma unroll
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
