@@ -181,3 +181,18 @@ fn gemm_bad_input_is_a_clear_error() {
         assert!(!err.contains("panicked"), "{case}: {err}");
     }
 }
+
+/// `--launches` picks the GPU timing method; the CPU backend accepts either (it has one way to
+/// time), and a value that is neither is refused before any work, naming both.
+#[test]
+fn bench_takes_a_launch_mode_and_refuses_unknown_ones() {
+    for mode in ["graph", "eager"] {
+        let o = blockfp8(&["bench", "--backend", "cpu", "--mnk", "4,256,256", "--launches", mode, "--warmup", "1", "--repeats", "1", "--rounds", "1", "--no-check"]);
+        assert!(o.status.success(), "{mode}: {}", stderr(&o));
+        assert!(stdout(&o).contains("| 4 | 256 | 256 |"), "{mode}: {}", stdout(&o));
+    }
+    let o = blockfp8(&["bench", "--backend", "cpu", "--mnk", "4,256,256", "--launches", "sometimes"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("sometimes") && err.contains("graph") && err.contains("eager"), "{err}");
+}
