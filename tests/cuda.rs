@@ -438,10 +438,6 @@ fn graph_timing_replays_every_launch() {
     let q = random_quantized_problem_with(1024, 4096, 7168, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 31);
     let p = q.problem();
     let floor = 2.0 * 1024.0 * 4096.0 * 7168.0 / FP8_PEAK_FLOPS;
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     for path in paths_for(&be, &p.shape) {
         let mut medians = Vec::new();
         for launches in [Launches::Graph, Launches::Eager] {
@@ -450,7 +446,7 @@ fn graph_timing_replays_every_launch() {
             let times = be.time_gemm(&p, &path, &t).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(times.len(), t.repeats, "{what}");
             assert!(times.iter().all(|&s| s.is_finite() && s >= floor), "{what}: {times:?} s per launch, physical floor {floor:e} s");
-            medians.push(median(times));
+            medians.push(blockfp8::tune::median(&times).expect("finite positive samples"));
         }
         let ratio = medians[0] / medians[1];
         assert!((0.75..1.33).contains(&ratio), "{}: graph {:e} s vs eager {:e} s per launch", path.label(), medians[0], medians[1]);

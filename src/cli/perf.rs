@@ -45,6 +45,24 @@ impl ShapeArgs {
     }
 }
 
+/// Timing flags shared by `tune` and `bench`.
+#[derive(Args, Debug)]
+struct TimingArgs {
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    #[arg(long, default_value_t = 15)]
+    repeats: usize,
+    /// GPU timing: graph (replay one captured pass, as the anchors were timed) or eager.
+    #[arg(long, default_value = "graph")]
+    launches: Launches,
+}
+
+impl TimingArgs {
+    fn options(&self) -> TimingOptions {
+        TimingOptions { warmup: self.warmup, repeats: self.repeats, launches: self.launches, ..TimingOptions::default() }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct TuneArgs {
     #[command(flatten)]
@@ -64,13 +82,8 @@ pub struct TuneArgs {
     /// Device ordinals, one worker each (comma-separated); default 0.
     #[arg(long, value_delimiter = ',', default_value = "0")]
     devices: Vec<usize>,
-    #[arg(long, default_value_t = 3)]
-    warmup: usize,
-    #[arg(long, default_value_t = 15)]
-    repeats: usize,
-    /// GPU timing: graph (replay one captured pass, as the anchors were timed) or eager.
-    #[arg(long, default_value = "graph")]
-    launches: Launches,
+    #[command(flatten)]
+    timing: TimingArgs,
     /// Start over instead of resuming from the journal.
     #[arg(long)]
     fresh: bool,
@@ -102,7 +115,7 @@ pub fn tune(a: TuneArgs) -> Result<ExitCode> {
         o.batch_sizes = a.batch_size;
     }
     o.shard = a.shard;
-    o.timing = TimingOptions { warmup: a.warmup, repeats: a.repeats, launches: a.launches, ..TimingOptions::default() };
+    o.timing = a.timing.options();
     o.resume = !a.fresh;
     o.out_dtype = a.out_dtype;
     o.scale_layout = a.scale_layout;
@@ -142,13 +155,8 @@ pub struct BenchArgs {
     /// Tuned configs from this folder first (then $BLOCKFP8_CONFIG_DIR and the shipped ones).
     #[arg(long)]
     config_dir: Option<PathBuf>,
-    #[arg(long, default_value_t = 3)]
-    warmup: usize,
-    #[arg(long, default_value_t = 15)]
-    repeats: usize,
-    /// GPU timing: graph (replay one captured pass, as the anchors were timed) or eager.
-    #[arg(long, default_value = "graph")]
-    launches: Launches,
+    #[command(flatten)]
+    timing: TimingArgs,
     /// Rounds the repeats are split into, alternating between the paths.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
@@ -180,7 +188,7 @@ pub fn bench(a: BenchArgs) -> Result<ExitCode> {
         shapes = bench::default_shapes(backend.kind());
     }
     let mut o = BenchOptions::new(shapes);
-    o.timing = TimingOptions { warmup: a.warmup, repeats: a.repeats, launches: a.launches, ..TimingOptions::default() };
+    o.timing = a.timing.options();
     o.out_dtype = a.out_dtype;
     o.scale_layout = a.scale_layout;
     o.rounds = a.rounds;

@@ -270,10 +270,12 @@ fn capture(gpu: &Gpu, copies: usize, launch_one: &impl Fn(usize) -> Result<()>) 
     let ended = st.end_capture(sys::CUgraphInstantiate_flags(0)).dev("cuStreamEndCapture/cuGraphInstantiate");
     launched?;
     let graph = ended?.ok_or_else(|| Error::Device { backend: "cuda", call: "cuStreamEndCapture".into(), reason: "the capture recorded no work".into() })?;
-    let mut nodes = 0usize;
-    // SAFETY: a valid graph owned by `graph`; a null node array asks for the count only.
-    unsafe { sys::cuGraphGetNodes(graph.cu_graph(), std::ptr::null_mut(), &mut nodes) }.result().dev("cuGraphGetNodes")?;
-    log::debug!("timing graph: {copies} rotating copies captured as {nodes} nodes");
+    if log::log_enabled!(log::Level::Debug) {
+        let mut nodes = 0usize;
+        // SAFETY: a valid graph owned by `graph`; a null node array asks for the count only.
+        unsafe { sys::cuGraphGetNodes(graph.cu_graph(), std::ptr::null_mut(), &mut nodes) }.result().dev("cuGraphGetNodes")?;
+        log::debug!("timing graph: {copies} rotating copies captured as {nodes} nodes");
+    }
     graph.upload().dev("cuGraphUpload")?;
     graph.launch().dev("cuGraphLaunch")?;
     gpu.sync()?;
