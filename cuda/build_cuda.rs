@@ -34,6 +34,8 @@ struct Tile {
     bn: u32,
     warps: u32,
     stages: u32,
+    /// CTAs per cluster: 2 pairs vertically adjacent TMA tiles that multicast one weight tile.
+    cluster: u32,
 }
 
 /// Which kernel body a tile compiles to.
@@ -47,7 +49,8 @@ enum Body {
 
 impl Tile {
     fn tag(&self) -> String {
-        format!("m{}n{}w{}s{}", self.bm, self.bn, self.warps, self.stages)
+        let c = if self.cluster > 1 { format!("c{}", self.cluster) } else { String::new() };
+        format!("m{}n{}w{}s{}{c}", self.bm, self.bn, self.warps, self.stages)
     }
     /// The TMA body: one consumer warpgroup (4 warps) per 64 rows of the wgmma M side, BN 64 or
     /// 128, 3+ stages. Normal when warps = 4 * BM / 64 (BM 64/128); swapped (weights on the M
@@ -118,6 +121,9 @@ fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
     if !wide && (t.bn < 16 || 128 % t.bn != 0) {
         return Some(format!("BLOCK_SIZE_N={} (needs 16, 32, 64 or 128, or 192 with BLOCK_SIZE_M=128, num_warps=8, num_stages>=3 on sm_90a)", t.bn));
     }
+    if t.cluster != 1 && !(t.cluster == 2 && body == (Body::Tma { swap: false }) && t.bn % 16 == 0) {
+        return Some(format!("cluster of {} (only 2, on the unswapped TMA tiles of sm_90a)", t.cluster));
+    }
     if t.warps != 4 && t.warps != 8 {
         return Some(format!("num_warps={} (needs 4 or 8)", t.warps));
     }
@@ -143,7 +149,7 @@ fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
 }
 
 fn tiles(list: &[(u32, u32, u32, u32)]) -> Vec<Tile> {
-    list.iter().map(|&(bm, bn, warps, stages)| Tile { bm, bn, warps, stages }).collect()
+    list.iter().map(|&(bm, bn, warps, stages)| Tile { bm, bn, warps, stages, cluster: 1 }).collect()
 }
 
 /// Compiled for every build: the kernel default, the per-M heuristic tiles, and the mma.sync
@@ -164,7 +170,7 @@ fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
         for bn in [32, 64, 128, 192] {
             for warps in [4, 8] {
                 for stages in [3, 4, 5, 6, 8] {
-                    let t = Tile { bm, bn, warps, stages };
+                    let t = Tile { bm, bn, warps, stages, cluster: 1 };
                     // 128x192 runs at the register limit: with nvcc 13.0 its 4-stage build
                     // spills 12 bytes while 3 and 5 stages do not (allocation differs per tile).
                     if bn == 192 && stages == 4 {
@@ -175,6 +181,11 @@ fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
                     let wanted = if wgmma_build { tma } else { bn != 192 };
                     if wanted && tile_problem(&t, wgmma_build).is_none() {
                         out.push(t);
+                        // Large-M tiles also in clusters of two (weight tile multicast).
+                        let pair = Tile { cluster: 2, ..t };
+                        if bm == 128 && tile_problem(&pair, wgmma_build).is_none() {
+                            out.push(pair);
+                        }
                     }
                 }
             }
@@ -211,7 +222,8 @@ fn shipped_tiles(report: &mut String, wgmma_build: bool) -> Vec<Tile> {
             else {
                 continue;
             };
-            let t = Tile { bm, bn, warps, stages: get("num_stages").unwrap_or(2) };
+            let cluster = entry.get("blockfp8_cluster").and_then(|v| v.as_u64()).unwrap_or(1).min(u32::MAX as u64) as u32;
+            let t = Tile { bm, bn, warps, stages: get("num_stages").unwrap_or(2), cluster };
             let problem = if bk != 128 { Some(format!("BLOCK_SIZE_K={bk} (needs 128)")) } else { tile_problem(&t, wgmma_build) };
             match problem {
                 None => out.push(t),
@@ -370,8 +382,12 @@ pub fn build(out_dir: &Path) {
                 _ => "float",
             };
             let body = t.body(wgmma_build);
-            let mac = if body == Body::Mma { "BLOCKFP8_GEMM_INSTANCE_T" } else { "BLOCKFP8_GEMM_TMA_INSTANCE_T" };
-            let _ = writeln!(parts[part], "{mac}({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages);
+            let line = match (body, t.cluster) {
+                (Body::Mma, _) => format!("BLOCKFP8_GEMM_INSTANCE_T({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
+                (_, 1) => format!("BLOCKFP8_GEMM_TMA_INSTANCE_T({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
+                (_, c) => format!("BLOCKFP8_GEMM_TMA_CLUSTER_INSTANCE_T({}, {}, {}, {}, {c}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
+            };
+            let _ = writeln!(parts[part], "{line}");
             let body_name = match body {
                 Body::Mma => "mma",
                 Body::Tma { swap: false } => "tma",
@@ -379,8 +395,8 @@ pub fn build(out_dir: &Path) {
             };
             let _ = writeln!(
                 table,
-                "    GemmInstance {{ block_m: {}, block_n: {}, num_warps: {}, num_stages: {}, out: {out:?}, module: \"gemm_block_fp8_{part}\", symbol: \"sm90_gemm_block_fp8_{}_{out}\", smem_bytes: {}, threads: {}, body: {body_name:?} }},",
-                t.bm, t.bn, t.warps, t.stages, t.tag(), t.smem(body), t.threads(body)
+                "    GemmInstance {{ block_m: {}, block_n: {}, num_warps: {}, num_stages: {}, cluster: {}, out: {out:?}, module: \"gemm_block_fp8_{part}\", symbol: \"sm90_gemm_block_fp8_{}_{out}\", smem_bytes: {}, threads: {}, body: {body_name:?} }},",
+                t.bm, t.bn, t.warps, t.stages, t.cluster, t.tag(), t.smem(body), t.threads(body)
             );
         }
     }
@@ -437,7 +453,7 @@ pub fn build(out_dir: &Path) {
          pub struct CubinImage {{ pub arch: &'static str, pub module: &'static str, pub bytes: &'static [u8] }}\n\
          /// One compiled GEMM instantiation: a tile config and an output dtype.\n\
          #[derive(Clone, Copy, Debug, PartialEq, Eq)]\n\
-         pub struct GemmInstance {{ pub block_m: u32, pub block_n: u32, pub num_warps: u32, pub num_stages: u32, pub out: &'static str, pub module: &'static str, pub symbol: &'static str, pub smem_bytes: u32, pub threads: u32, pub body: &'static str }}\n\
+         pub struct GemmInstance {{ pub block_m: u32, pub block_n: u32, pub num_warps: u32, pub num_stages: u32, pub cluster: u32, pub out: &'static str, pub module: &'static str, pub symbol: &'static str, pub smem_bytes: u32, pub threads: u32, pub body: &'static str }}\n\
          pub static CUBINS: &[CubinImage] = &[\n{cubins}];\n\
          pub static GEMM_INSTANCES: &[GemmInstance] = &[\n{table}];\n\
          /// ptxas -v output of this build.\n\

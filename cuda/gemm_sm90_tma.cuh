@@ -63,12 +63,40 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TmaDesc* map, ui
 __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint32_t bar) {
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
+// TMA multicast: the box lands at the same shared-memory offset in every CTA of `cta_mask`
+// (bit i = cluster rank i) and completes bytes on each one's barrier at offset `bar`.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const TmaDesc* map, uint32_t bar, int c_inner, int c_outer, uint16_t cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c_inner), "r"(c_outer), "h"(cta_mask)
+        : "memory");
+}
+// Arrives on the barrier at offset `bar` in cluster rank `cta`'s shared memory.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "r"(cta)
+        : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+// Every thread of every CTA in the cluster (release/acquire: barrier inits become visible).
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
 template <int REGS> __device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
 template <int REGS> __device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS)); }
 
 // W = num_warps: 4 per consumer warpgroup, one warpgroup per 64 rows of the wgmma M side, so
 // W says which operand is on that side (BM 16/32 tiles always swap; m64n128w8 is swapped).
-template <int BM, int BN, int W, int STAGES>
+// CL = cluster size: 2 pairs CTAs on vertically adjacent tiles, which share the weight tile,
+// so each loads half of it and multicasts it to both (a quarter less L2 traffic at 128x128).
+template <int BM, int BN, int W, int STAGES, int CL = 1>
 struct TmaTile {
     static constexpr bool SWAP = W != 4 * BM / 64;
     static constexpr int P_ROWS = SWAP ? BN : BM;  // wgmma M side (64 per consumer warpgroup)
@@ -97,6 +125,7 @@ struct TmaTile {
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
     static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || (WN == 192 && !SWAP && CONSUMERS == 2), "wgmma N");
     static_assert((BN <= 128 && 128 % BN == 0) || BN == 192, "a BN tile lies inside one weight-scale block, or 192 wide spans two");
+    static_assert(CL == 1 || (CL == 2 && !SWAP && BN % 16 == 0), "multicast pairs normal tiles (each CTA loads BN / 2 weight rows)");
 };
 
 // A compile-time int as a value (to pick a generic lambda's instantiation).
@@ -124,11 +153,11 @@ __device__ __forceinline__ void store_one(OutT* C, float* ws, bool split, int M,
 // in grouped order, so CTAs running together share A and B tiles in L2). Producer and consumers walk the same sequence of K blocks, so one running
 // counter `g` gives every K block its ring stage (g % STAGES) and barrier phase; the producer
 // runs ahead into the next tile while the consumers store this one.
-template <int BM, int BN, int W, int STAGES, typename OutT>
+template <int BM, int BN, int W, int STAGES, int CL, typename OutT>
 __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, const TmaDesc* tma_b, const float* __restrict__ As,
                                                         const float* __restrict__ Bs, OutT* __restrict__ C, float* __restrict__ ws,
                                                         int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m, int splits) {
-    using T = TmaTile<BM, BN, W, STAGES>;
+    using T = TmaTile<BM, BN, W, STAGES, CL>;
     extern __shared__ uint8_t smem_raw[];
     // Aligned by offsetting smem_raw itself (not through an integer cast), so the compiler
     // still knows the scale reads below are shared memory: LDS rather than generic LD, which
@@ -139,8 +168,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     float* sBS = reinterpret_cast<float*>(smem + T::OFF_BS);
     const uint32_t full0 = s_base + T::OFF_BAR, empty0 = full0 + STAGES * 8;
 
-    const int num_pid_m = (M + BM - 1) / BM, num_pid_n = (N + BN - 1) / BN;
+    // With a cluster, work items are pairs of vertically adjacent tiles (rank r takes the
+    // tile at 2 * pair row + r; one past the last M tile reads zeros and stores nothing).
+    const uint32_t rank = CL > 1 ? cluster_ctarank() : 0;
+    const int num_pid_m = (M + BM * CL - 1) / (BM * CL), num_pid_n = (N + BN - 1) / BN;
     const int in_group = group_m * num_pid_n;
+    const int first_item = blockIdx.x / CL, item_step = gridDim.x / CL;
     const int KB = (K + 127) / 128;
     const int kb_per = (KB + splits - 1) / splits;
     const int work = num_pid_m * num_pid_n * splits;
@@ -150,7 +183,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         const int tiles = num_pid_m * num_pid_n, tile = w % tiles, part = w / tiles;
         const int first_m = (tile / in_group) * group_m;
         const int group_rows = min(num_pid_m - first_m, group_m);
-        m0 = (first_m + (tile % in_group) % group_rows) * BM;
+        m0 = ((first_m + (tile % in_group) % group_rows) * CL + rank) * BM;
         n0 = ((tile % in_group) / group_rows) * BN;
         kb_begin = part * kb_per;
         nkb = max(0, min(KB, kb_begin + kb_per) - kb_begin);
@@ -164,11 +197,14 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1 + 32);
-            mbar_init(empty0 + 8 * s, T::CONSUMERS * 4);
+            // Each consumer warp of every CTA in the cluster releases the stage: the peer's
+            // multicast writes this CTA's stage too.
+            mbar_init(empty0 + 8 * s, T::CONSUMERS * 4 * CL);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    if constexpr (CL > 1) cluster_sync();  // the peer's barriers exist before any remote use
+    else __syncthreads();
 
     if (wg == T::CONSUMERS) {
         // Producer: warp 0 issues the TMA copies, warp 1 the scale copies (the rest of a
@@ -178,7 +214,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_a)) : "memory");
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_b)) : "memory");
             uint32_t g = 0;
-            for (int w = blockIdx.x; w < work; w += gridDim.x) {
+            for (int w = first_item; w < work; w += item_step) {
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
                 for (int i = 0; i < nkb; ++i, ++g) {
@@ -188,8 +224,20 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     mbar_arrive_expect_tx(full, T::A_BYTES + T::B_BYTES);
                     const int k0 = (kb_begin + i) * 128;
                     tma_load_2d(s_base + s * T::A_BYTES, tma_a, full, k0, m0);
-                    tma_load_2d(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0);
+                    if constexpr (CL == 1) {
+                        tma_load_2d(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0);
+                    } else {
+                        // This CTA's half of the weight tile, to both CTAs (the map's box is BN / 2 rows).
+                        constexpr int HALF = BN / 2;
+                        tma_load_2d_multicast(s_base + T::OFF_B + s * T::B_BYTES + rank * HALF * 128, tma_b, full, k0, n0 + rank * HALF, 0x3);
+                    }
                 }
+            }
+            if constexpr (CL > 1) {
+                // Stay until both CTAs' consumers released the last STAGES loads: the peer's
+                // consumers arrive on this CTA's barriers until then.
+                for (int i = 0; i < STAGES; ++i, ++g)
+                    if (g >= STAGES) mbar_wait(empty0 + 8 * (g % STAGES), ((g / STAGES) - 1) & 1);
             }
         } else if (wwarp == 1) {
             // Scales: asynchronous 4-byte copies straight into the stage, whose completion
@@ -198,7 +246,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // (Through registers it waited one L2 round trip per K block: for short K that
             // chain, not bandwidth, set the pace.)
             uint32_t g = 0;
-            for (int w = blockIdx.x; w < work; w += gridDim.x) {
+            for (int w = first_item; w < work; w += item_step) {
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
                 // Lane b copies weight-scale block n0 / 128 + b (zero past the last block).
@@ -276,7 +324,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         wgmma_wait0();
         fence_regs<R>(acc);
         __syncwarp();
-        if (lane == 0) mbar_arrive(empty0 + 8 * s);
+        if (lane == 0) {
+            if constexpr (CL == 1) mbar_arrive(empty0 + 8 * s);
+            else
+                for (uint32_t c = 0; c < CL; ++c) mbar_arrive_cluster(empty0 + 8 * s, c);
+        }
         // J0 (compile time, so no per-column select): groups j >= J0 take the second block.
         auto promote = [&](auto j0) {
             constexpr int J0 = decltype(j0)::value;
@@ -302,7 +354,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     };
 
     uint32_t g = 0;
-    for (int w = blockIdx.x; w < work; w += gridDim.x) {
+    for (int w = first_item; w < work; w += item_step) {
         int m0, n0, kb_begin, nkb;
         item(w, m0, n0, kb_begin, nkb);
         if (nkb == 0) continue;
@@ -378,17 +430,24 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 // Arguments (tma_a, tma_b, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m, splits);
 // grid (min(tiles * splits, SMs * CTAs per SM)) persistent CTAs; ws as for the mma.sync body.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define BLOCKFP8_TMA_BODY(BM, BN, W, S, OUT_T) \
-    bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, OUT_T>(&tma_a, &tma_b, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m, \
-                                                    splits);
+#define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T) \
+    bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, CL, OUT_T>(&tma_a, &tma_b, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m, \
+                                                        splits);
 #else
-#define BLOCKFP8_TMA_BODY(BM, BN, W, S, OUT_T) __trap();
+#define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T) __trap();
 #endif
-#define BLOCKFP8_GEMM_TMA_INSTANCE_T(BM, BN, W, S, TAG, OUT_T)                                                           \
-    extern "C" __global__ void __launch_bounds__(bfp8::TmaTile<BM, BN, W, S>::THREADS, 1) sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##_##TAG(     \
+// One TMA GEMM entry point; CL > 1 fixes the cluster shape at compile time (__cluster_dims__),
+// so a plain launch forms the clusters and the grid only needs to be a multiple of CL.
+#define BLOCKFP8_GEMM_TMA_KERNEL(NAME, BM, BN, W, S, CL, OUT_T, ...)                                                      \
+    extern "C" __global__ void __launch_bounds__(bfp8::TmaTile<BM, BN, W, S, CL>::THREADS, 1) __VA_ARGS__ NAME(            \
         const __grid_constant__ bfp8::TmaDesc tma_a, const __grid_constant__ bfp8::TmaDesc tma_b, const float* as,       \
         const float* bs, OUT_T* c, float* ws, int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m,      \
         int splits) {                                                                                                    \
-        static_assert(bfp8::TmaTile<BM, BN, W, S>::CONSUMERS * 4 == W, "num_warps = 4 per consumer warpgroup");             \
-        BLOCKFP8_TMA_BODY(BM, BN, W, S, OUT_T)                                                                            \
+        static_assert(bfp8::TmaTile<BM, BN, W, S, CL>::CONSUMERS * 4 == W, "num_warps = 4 per consumer warpgroup");     \
+        BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T)                                                                        \
     }
+#define BLOCKFP8_GEMM_TMA_INSTANCE_T(BM, BN, W, S, TAG, OUT_T) \
+    BLOCKFP8_GEMM_TMA_KERNEL(sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##_##TAG, BM, BN, W, S, 1, OUT_T)
+// sm90_gemm_block_fp8_m{BM}n{BN}w{W}s{S}c{CL}_{out}: the same tile in clusters of CL CTAs.
+#define BLOCKFP8_GEMM_TMA_CLUSTER_INSTANCE_T(BM, BN, W, S, CL, TAG, OUT_T) \
+    BLOCKFP8_GEMM_TMA_KERNEL(sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##c##CL##_##TAG, BM, BN, W, S, CL, OUT_T, __cluster_dims__(CL, 1, 1))

@@ -250,6 +250,16 @@ fn malformed_files_are_rejected_with_reasons() {
     assert!(ConfigTable::parse(&with("waves_per_eu", "0")).is_ok());
     assert!(ConfigTable::parse(&with("matrix_instr_nonkdim", "0")).is_ok());
     assert!(ConfigTable::parse(&with("SPLIT_K", "1")).is_ok());
+    // blockfp8's cluster key: 1 or 2, an integer.
+    for bad in ["3", "0", "\"2\"", "2.5", "-2", "null"] {
+        rejects(&with("blockfp8_cluster", bad), "blockfp8_cluster");
+    }
+    let t = ConfigTable::parse(&with("blockfp8_cluster", "2")).unwrap();
+    let (_, cfg) = t.nearest(1).unwrap();
+    assert_eq!((cfg.cluster(), cfg.short().as_str()), (2, "m16n64k128g1w4c2"));
+    assert!(cfg.has_blockfp8_keys());
+    let (_, plain) = ConfigTable::parse(&format!("{{\"1\": {OK}}}")).unwrap().nearest(1).map(|(m, c)| (m, c.clone())).unwrap();
+    assert_eq!((plain.cluster(), plain.has_blockfp8_keys()), (1, false));
 }
 
 #[test]

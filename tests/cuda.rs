@@ -12,6 +12,7 @@ mod common;
 
 use blockfp8::backend::cuda::{bench, bf16_gemm, kernels, CudaBackend};
 use blockfp8::backend::TimingOptions;
+use blockfp8::config::KernelConfig;
 use blockfp8::gemm::{ActScales, GemmPath, GemmProblem, GemmShape, OutDtype};
 use blockfp8::quant::{quantize_per_token_group, quantize_weight_blocks};
 use blockfp8::{Backend, Error, Fp8Format, ScaleLayout, TokenQuantOptions};
@@ -110,6 +111,14 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
     let s = kernels::split_k(&small, &shape(8, 4096, 7168), 132);
     assert!((2..=8).contains(&s) && 56 / s >= 4, "split {s}");
     assert_eq!(kernels::split_k(&kernels::with_split_k(&big, 64), &shape(8, 4096, 512), 132), 4);
+    if kernels::uses_wgmma(&big) {
+        // 56 tiles of 128x128, 144 K blocks, 132 SMs: 3 splits (168 items) would start a
+        // second wave; 2 make one wave of 72 blocks.
+        assert_eq!(kernels::split_k(&big, &shape(128, 7168, 18432), 132), 2);
+        // 128 tiles of 64x64 nearly fill the SMs: no split (2 would make 256 items).
+        let mid = kernels::heuristic_config(&shape(128, 4096, 7168));
+        assert_eq!((mid.block_m, mid.block_n, kernels::split_k(&mid, &shape(128, 4096, 7168), 132)), (64, 64, 1));
+    }
 }
 
 #[test]
@@ -255,8 +264,15 @@ fn gemm_ragged_shapes_match_reference() {
 fn every_compiled_config_is_correct() {
     let Some(be) = gpu() else { return };
     // TMA tiles (K % 16 == 0, partial tiles on every side), the mma.sync fallback (K = 200),
-    // a single token, and column-major scales.
-    let shapes = [(77, 200, 1280, ScaleLayout::RowMajor), (130, 576, 200, ScaleLayout::RowMajor), (1, 129, 384, ScaleLayout::RowMajor), (40, 320, 640, ScaleLayout::ColumnMajor)];
+    // a single token, column-major scales, and three 128-row tiles (clusters of two pair the
+    // first two and leave the third's partner past M).
+    let shapes = [
+        (77, 200, 1280, ScaleLayout::RowMajor),
+        (130, 576, 200, ScaleLayout::RowMajor),
+        (1, 129, 384, ScaleLayout::RowMajor),
+        (40, 320, 640, ScaleLayout::ColumnMajor),
+        (300, 456, 896, ScaleLayout::RowMajor),
+    ];
     let problems: Vec<QuantizedProblem> = shapes
         .iter()
         .enumerate()
@@ -269,12 +285,16 @@ fn every_compiled_config_is_correct() {
         check_gemm(&be, q, OutDtype::Bf16, &paths);
     }
     // Split K (fp32 atomics + conversion kernel), uneven splits included, every output dtype.
-    let split_paths: Vec<GemmPath> =
-        [kernels::default_config(), kernels::heuristic_config(&problems[0].shape), kernels::heuristic_config(&problems[2].shape)].iter().flat_map(|c| [3u32, 4].map(|s| GemmPath::Tuned(kernels::with_split_k(c, s)))).collect();
+    let split_cfgs = [kernels::default_config(), kernels::heuristic_config(&problems[0].shape), kernels::heuristic_config(&problems[2].shape)];
+    let splits_of = |c: &KernelConfig| [3u32, 4].map(|s| GemmPath::Tuned(kernels::with_split_k(c, s)));
+    let split_paths: Vec<GemmPath> = split_cfgs.iter().flat_map(splits_of).collect();
+    // Clusters (tuning builds; bf16 only there) with split K too.
+    let cluster_paths: Vec<GemmPath> = configs.iter().filter(|c| c.cluster() > 1).take(2).flat_map(splits_of).collect();
     for q in &problems {
         for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
             check_gemm(&be, q, out, &split_paths);
         }
+        check_gemm(&be, q, OutDtype::Bf16, &cluster_paths);
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use blockfp8::backend::cpu::CpuBackend;
 use blockfp8::backend::{Backend, BackendKind, TimingOptions};
-use blockfp8::config::{ConfigTable, KernelConfig, Library, PATH_KEY};
+use blockfp8::config::{ConfigTable, KernelConfig, Library, CLUSTER_KEY, PATH_KEY};
 use blockfp8::device::Device;
 use blockfp8::gemm::{BlockScaledGemm, GemmPath, GemmProblem, GemmShape, OutDtype, Output};
 use blockfp8::quant::{QuantizedTokens, QuantizedWeight, TokenQuantOptions};
@@ -702,4 +702,31 @@ fn a_sigkilled_process_resumes() {
     let single = tmp.path().join("single");
     tune::tune_with(&[cpu()], &opts(small_shapes(), &single, &MS), &FakeTiming::default()).unwrap();
     assert_eq!(config_files(&dir), config_files(&single));
+}
+
+/// A cluster candidate (CUDA's multicast pairs) may win a blockfp8 file, which then names the
+/// cluster; files for vLLM never pick it, since vLLM's launcher rejects the key.
+#[test]
+fn cluster_candidates_win_only_files_for_blockfp8() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut pair = CpuBackend::new().candidate_configs()[0].clone();
+    pair.extra.insert(CLUSTER_KEY.into(), 2.into());
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![pair.clone()] });
+    let shapes = vec![tune::parse_shape("256,256").unwrap()];
+    let t = FakeTiming { forced: [(pair.short(), 1e-9)].into(), ..Default::default() };
+    let dir = tmp.path().join("own");
+    let r = tune::tune_with(std::slice::from_ref(&backend), &opts(shapes.clone(), &dir, &[1, 16]), &t).unwrap();
+    assert!(r.records.iter().all(|rec| rec.config == pair), "{:?}", r.records.iter().map(|r| r.config.short()).collect::<Vec<_>>());
+    for (name, text) in config_files(&dir) {
+        let table = ConfigTable::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(table.nearest(16).unwrap().1.cluster(), 2, "{name}: {text}");
+    }
+    let mut compat = opts(shapes, &tmp.path().join("vllm"), &[1, 16]);
+    compat.vendor_entries = false;
+    let r = tune::tune_with(std::slice::from_ref(&backend), &compat, &t).unwrap();
+    for rec in &r.records {
+        // Skipped (counted), not timed and rejected.
+        assert!(rec.config != pair && rec.config.extra.is_empty(), "{}", rec.config.short());
+        assert!(rec.skipped >= 1 && rec.rejected.iter().all(|x| x.config != pair.short()));
+    }
 }

@@ -16,6 +16,11 @@ pub use table::ConfigTable;
 /// the kernel fields are still present, so vLLM-style loaders read the entry unchanged.
 pub const PATH_KEY: &str = "blockfp8_path";
 
+/// Key in an entry asking for thread-block clusters of this many CTAs (CUDA: pairs of tiles
+/// sharing one weight tile through TMA multicast). Absent means 1. vLLM's launcher rejects
+/// the key like `PATH_KEY`, so `tune --vllm-compatible` never picks such a candidate.
+pub const CLUSTER_KEY: &str = "blockfp8_cluster";
+
 /// One entry's launch parameters. Fields the crate uses are typed; every other key is kept
 /// verbatim in `extra` (AMD files' unknown keys, `triton_version`, ...).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -67,7 +72,19 @@ impl KernelConfig {
         self.extra.get(PATH_KEY).and_then(|v| v.as_str()) == Some("vendor")
     }
 
-    /// Compact label, e.g. `m64n128k128g32w4s2`, plus `i16` for the MFMA shape.
+    /// CTAs per cluster (`CLUSTER_KEY`, 1 when absent; `validate` rejects other values than 1
+    /// and 2).
+    pub fn cluster(&self) -> u32 {
+        self.extra.get(CLUSTER_KEY).and_then(|v| v.as_u64()).map_or(1, |v| v.min(u32::MAX as u64) as u32)
+    }
+
+    /// Whether the entry carries keys only blockfp8 reads (vLLM's launcher rejects them).
+    pub fn has_blockfp8_keys(&self) -> bool {
+        self.extra.contains_key(PATH_KEY) || self.extra.contains_key(CLUSTER_KEY)
+    }
+
+    /// Compact label, e.g. `m64n128k128g32w4s2`, plus `i16` for the MFMA shape and `c2` for
+    /// a cluster of two.
     pub fn short(&self) -> String {
         let mut s = format!("m{}n{}k{}g{}w{}", self.block_m, self.block_n, self.block_k, self.group_m, self.num_warps);
         if let Some(st) = self.num_stages {
@@ -75,6 +92,9 @@ impl KernelConfig {
         }
         if let Some(i) = self.matrix_instr_nonkdim {
             s += &format!("i{i}");
+        }
+        if self.cluster() != 1 {
+            s += &format!("c{}", self.cluster());
         }
         s
     }

@@ -173,6 +173,11 @@ impl KernelConfig {
         if let Some(w) = self.waves_per_eu.filter(|w| *w > 32) {
             return Err(format!("waves_per_eu = {w} outside 0..=32"));
         }
+        if let Some(c) = self.extra.get(super::CLUSTER_KEY) {
+            if !matches!(c.as_u64(), Some(1 | 2)) {
+                return Err(format!("{} = {c} is not 1 or 2", super::CLUSTER_KEY));
+            }
+        }
         if self.extra.len() > MAX_EXTRA_KEYS {
             return Err(format!("{} unknown keys, more than the limit of {MAX_EXTRA_KEYS}", self.extra.len()));
         }

@@ -169,7 +169,17 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
         }
     };
 
-    let (configs, skipped) = candidate_configs(backend, &shape);
+    let (mut configs, mut skipped) = candidate_configs(backend, &shape);
+    if !s.vendor_entries {
+        // Files for vLLM cannot carry blockfp8's own keys (a cluster size).
+        configs.retain(|c| {
+            let keep = !c.has_blockfp8_keys();
+            if !keep {
+                skipped.push(Rejected { config: c.short(), reason: "needs a blockfp8-only key (--vllm-compatible)".into() });
+            }
+            keep
+        });
+    }
     for cfg in &configs {
         let path = GemmPath::Tuned(cfg.clone());
         match evaluate(backend, measure, &p, &reference, &path, s) {

@@ -133,12 +133,24 @@ pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Re
         unsafe { be.gpu.launch(&f, grid, (inst.threads, 1, 1), inst.smem_bytes, &mut args)? };
     } else {
         let tma_a = tensor_map_fp8(a, s.m, s.k, inst.block_m)?;
-        let tma_b = tensor_map_fp8(b, s.n, s.k, inst.block_n)?;
+        // In a cluster each CTA loads its share of the weight tile (and multicasts it).
+        let cluster = inst.cluster.max(1);
+        let tma_b = tensor_map_fp8(b, s.n, s.k, inst.block_n / cluster)?;
         let split_arg = splits as i32;
-        // Persistent: one CTA per resident slot, each looping over tiles x splits.
-        let per_sm = be.gpu.blocks_per_sm(&f, inst.threads, inst.smem_bytes)?.max(1);
-        let work = tiles as u64 * splits as u64;
-        let ctas = work.min(be.device.compute_units.max(1) as u64 * per_sm as u64) as u32;
+        // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
+        // loop over groups of `cluster` vertically adjacent tiles.
+        let ctas = if cluster > 1 {
+            let groups = s.m.div_ceil((inst.block_m * cluster) as usize) as u64 * s.n.div_ceil(inst.block_n as usize) as u64 * splits as u64;
+            let resident = be.gpu.max_active_clusters(&f, cluster, inst.threads, inst.smem_bytes)?;
+            if resident == 0 {
+                return Err(Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason: format!("no cluster of {cluster} CTAs fits on this device") });
+            }
+            (groups.min(resident as u64) * cluster as u64) as u32
+        } else {
+            let per_sm = be.gpu.blocks_per_sm(&f, inst.threads, inst.smem_bytes)?.max(1);
+            let work = tiles as u64 * splits as u64;
+            work.min(be.device.compute_units.max(1) as u64 * per_sm as u64) as u32
+        };
         let mut args = [arg(&tma_a), arg(&tma_b), arg(&as_), arg(&bs), arg(&c), arg(&ws), arg(&m), arg(&n), arg(&k), arg(&as_m), arg(&as_kb), arg(&gm), arg(&split_arg)];
         // SAFETY: matches the TMA kernel's parameters (two CUtensorMaps by value, then as
         // gemm_block_fp8_body's, then the split count); the maps describe the uploaded A and B.

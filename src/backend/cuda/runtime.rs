@@ -59,6 +59,7 @@ pub(crate) struct Function {
     pub name: &'static str,
     /// CTAs per SM, asked once (a kernel's block size and shared memory never change).
     blocks_per_sm: Arc<std::sync::OnceLock<u32>>,
+    max_clusters: Arc<std::sync::OnceLock<u32>>,
 }
 unsafe impl Send for Function {}
 unsafe impl Sync for Function {}
@@ -120,7 +121,7 @@ impl Gpu {
             }
             .dev(&format!("cuFuncSetAttribute({symbol}, MAX_DYNAMIC_SHARED_SIZE_BYTES={smem_bytes})"))?;
         }
-        let f = Function { _module: module, handle, name: symbol, blocks_per_sm: Default::default() };
+        let f = Function { _module: module, handle, name: symbol, blocks_per_sm: Default::default(), max_clusters: Default::default() };
         self.functions.lock().unwrap_or_else(|e| e.into_inner()).insert(symbol, f.clone());
         Ok(f)
     }
@@ -138,6 +139,35 @@ impl Gpu {
             .dev(&format!("cuOccupancyMaxActiveBlocksPerMultiprocessor({})", f.name))?;
         let n = n.max(0) as u32;
         let _ = f.blocks_per_sm.set(n);
+        Ok(n)
+    }
+
+    /// How many clusters of `f` (cluster shape fixed at compile time) can be resident at once:
+    /// not SMs / cluster size, since a cluster must fit in one GPC.
+    pub fn max_active_clusters(&self, f: &Function, cluster: u32, threads: u32, smem_bytes: u32) -> Result<u32> {
+        if let Some(&n) = f.max_clusters.get() {
+            return Ok(n);
+        }
+        // The grid must be a whole number of clusters, or the query fails (INVALID_CLUSTER_SIZE).
+        let config = sys::CUlaunchConfig {
+            gridDimX: cluster,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: smem_bytes,
+            hStream: std::ptr::null_mut(),
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
+        };
+        let mut n: std::ffi::c_int = 0;
+        // SAFETY: `config` is a complete launch configuration without attributes (the kernel
+        // declares its cluster shape); `n` is writable.
+        unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, f.handle, &config) }.result().dev(&format!("cuOccupancyMaxActiveClusters({})", f.name))?;
+        let n = n.max(0) as u32;
+        log::debug!("{}: {n} clusters of {cluster} resident at once", f.name);
+        let _ = f.max_clusters.set(n);
         Ok(n)
     }
 

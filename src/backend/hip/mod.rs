@@ -125,6 +125,9 @@ pub fn kernel_for(shape: &GemmShape, path: &GemmPath) -> std::result::Result<ker
         GemmPath::KernelDefault => kernels::default_gemm_config(),
         GemmPath::Vendor => return Err("the vendor path runs no GEMM kernel".into()),
     };
+    if cfg.cluster() != 1 {
+        return Err(format!("config {}: thread-block clusters exist only on the CUDA (Hopper) kernel", cfg.short()));
+    }
     kernels::find_gemm(&cfg, shape.out_dtype)
         .ok_or_else(|| format!("config {} with {} output is not compiled into this build (see `tuning-full`)", cfg.short(), shape.out_dtype.name()))
 }
