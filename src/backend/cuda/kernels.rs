@@ -39,6 +39,10 @@ pub fn splitk_convert_symbol(out: OutDtype) -> &'static str {
 /// on ties. (Asking for at least one item per SM, as before, spilled a few items into a
 /// second wave: M=128 N=4096 K=7168 on 64x64 tiles took 2 splits, 256 items on 132 SMs, at
 /// 18.1 us against 15.7 unsplit on the H200.)
+/// Known miss: swapped tiles stream weights, where an idle SM's bandwidth share is lost, and
+/// there the old count wins for the kernel default (M=8 N=7168 K=18432 on 16x64 tiles: 43.3
+/// us unsplit against 37.9 with 2 splits). The shipped H200 configs were tuned under this
+/// rule, so changing it for swapped tiles needs a re-tune (ci/h200/experiments/hybrid-split.patch).
 pub fn split_k(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> u32 {
     let kb = shape.k_blocks() as u32;
     if let Some(v) = cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()) {
@@ -50,8 +54,8 @@ pub fn split_k(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> u32 {
     if tiles >= slots {
         return 1;
     }
-    // Fitted to two H200 observations (2026-11-29): with 1 block, M=8 N=7168 K=18432 took 7
-    // splits at 39.4 us against 37.2 for 2; with 5, both that and the case above come out right.
+    // H200, 2026-11-29: with 1 block, M=8 N=7168 K=18432 (16x64 tiles) took 7 splits, 39.4 us;
+    // 5 keeps M=128 N=7168 K=18432 on 128x128 tiles at 2 splits, not 7.
     const ITEM_COST: usize = 5;
     let busiest = |s: u32| (tiles * s as usize).div_ceil(slots) * (kb.div_ceil(s) as usize + ITEM_COST);
     (1..=8.min(kb / 4).max(1)).min_by_key(|&s| busiest(s)).unwrap_or(1)
