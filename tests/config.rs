@@ -250,6 +250,9 @@ fn malformed_files_are_rejected_with_reasons() {
     assert!(ConfigTable::parse(&with("waves_per_eu", "0")).is_ok());
     assert!(ConfigTable::parse(&with("matrix_instr_nonkdim", "0")).is_ok());
     assert!(ConfigTable::parse(&with("SPLIT_K", "1")).is_ok());
+    for bad in ["0", "-1", "\"2\"", "1.5", "5000"] {
+        rejects(&with("SPLIT_K", bad), "SPLIT_K");
+    }
     // blockfp8's cluster key: 1 or 2, an integer.
     for bad in ["3", "0", "\"2\"", "2.5", "-2", "null"] {
         rejects(&with("blockfp8_cluster", bad), "blockfp8_cluster");

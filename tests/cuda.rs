@@ -118,6 +118,9 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
         // 128 tiles of 64x64 nearly fill the SMs: no split (2 would make 256 items).
         let mid = kernels::heuristic_config(&shape(128, 4096, 7168));
         assert_eq!((mid.block_m, mid.block_n, kernels::split_k(&mid, &shape(128, 4096, 7168), 132)), (64, 64, 1));
+        // Swapped tiles stream weights: 112 tiles split in 2, so that every SM streams.
+        let few = kernels::heuristic_config(&shape(8, 7168, 18432));
+        assert_eq!((kernels::body(&few), kernels::split_k(&few, &shape(8, 7168, 18432), 132)), (Some("tma_swap"), 2));
     }
 }
 

@@ -397,6 +397,8 @@ struct LyingBackend {
     broken: Option<KernelConfig>,
     /// Candidates beyond the CPU backend's.
     extra: Vec<KernelConfig>,
+    /// A K split this backend "chooses by rule" and writes out in `pinned_config`.
+    pin_split: Option<u64>,
 }
 
 impl Backend for LyingBackend {
@@ -446,6 +448,13 @@ impl Backend for LyingBackend {
     }
     /// Picks per batch size, like the CUDA backend's heuristic: a config other than
     /// `default_config` for small M.
+    fn pinned_config(&self, cfg: &KernelConfig, _shape: &GemmShape) -> KernelConfig {
+        let mut c = cfg.clone();
+        if let Some(s) = self.pin_split {
+            c.extra.insert("SPLIT_K".into(), s.into());
+        }
+        c
+    }
     fn default_config_for(&self, shape: &GemmShape) -> KernelConfig {
         if shape.m <= 8 {
             self.inner.candidate_configs()[3].clone()
@@ -462,7 +471,7 @@ fn candidates_a_config_file_cannot_hold_are_skipped() {
     let tmp = tempfile::tempdir().unwrap();
     let mut wide = CpuBackend::new().candidate_configs()[0].clone();
     wide.block_n = 192;
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![wide.clone()] });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![wide.clone()], pin_split: None });
     let shape = GemmShape { m: 16, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
     let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape);
     assert!(!keep.contains(&wide) && !keep.is_empty());
@@ -483,7 +492,7 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     let tmp = tempfile::tempdir().unwrap();
     let cands = CpuBackend::new().candidate_configs();
     let broken = cands[0].clone();
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![] });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![], pin_split: None });
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     // The broken config would be by far the fastest.
     let t = FakeTiming { forced: [(broken.short(), 1e-9)].into(), ..Default::default() };
@@ -511,7 +520,7 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
 
     // A vendor path that wins is recorded with PATH_KEY, kernel fields intact, and the plan
     // of a library reading the file takes the vendor path.
-    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None, extra: vec![] });
+    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None, extra: vec![], pin_split: None });
     let dir = tmp.path().join("c");
     let runner_up = CpuBackend::new().candidate_configs()[7].clone();
     let t = FakeTiming { forced: [("vendor".to_string(), 1e-9), (runner_up.short(), 2e-9)].into(), ..Default::default() };
@@ -604,7 +613,7 @@ fn mixed_device_models_and_empty_inputs_are_refused() {
 fn sampled_reference_and_column_major_scales_still_catch_wrong_results() {
     let tmp = tempfile::tempdir().unwrap();
     let broken = CpuBackend::new().candidate_configs()[3].clone();
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![] });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![], pin_split: None });
     let mut o = opts(vec![tune::parse_shape("640,384").unwrap()], tmp.path(), &[3, 37]);
     o.full_reference_macs = 1.0; // always sample: 16 rows (first and last included) x 4 column blocks
     o.scale_layout = blockfp8::ScaleLayout::ColumnMajor;
@@ -711,7 +720,7 @@ fn cluster_candidates_win_only_files_for_blockfp8() {
     let tmp = tempfile::tempdir().unwrap();
     let mut pair = CpuBackend::new().candidate_configs()[0].clone();
     pair.extra.insert(CLUSTER_KEY.into(), 2.into());
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![pair.clone()] });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![pair.clone()], pin_split: None });
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     let t = FakeTiming { forced: [(pair.short(), 1e-9)].into(), ..Default::default() };
     let dir = tmp.path().join("own");
@@ -729,4 +738,36 @@ fn cluster_candidates_win_only_files_for_blockfp8() {
         assert!(rec.config != pair && rec.config.extra.is_empty(), "{}", rec.config.short());
         assert!(rec.skipped >= 1 && rec.rejected.iter().all(|x| x.config != pair.short()));
     }
+}
+
+/// Entries written for this crate carry what the backend chose by rule (its pinned K split),
+/// for the kernel default and tuned winners alike; vLLM files and vendor entries do not.
+#[test]
+fn winners_are_written_with_the_backends_pinned_choices() {
+    let tmp = tempfile::tempdir().unwrap();
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![], pin_split: Some(3) });
+    let shapes = vec![tune::parse_shape("256,256").unwrap()];
+    let fast = CpuBackend::new().candidate_configs()[2].clone();
+    let split = |c: &KernelConfig| c.extra.get("SPLIT_K").and_then(|v| v.as_u64());
+    for (forced, tag) in [(fast.short(), "tuned"), ("default".to_string(), "default")] {
+        let t = FakeTiming { forced: [(forced, 1e-9)].into(), ..Default::default() };
+        let dir = tmp.path().join(tag);
+        let r = tune::tune_with(std::slice::from_ref(&backend), &opts(shapes.clone(), &dir, &[1, 16]), &t).unwrap();
+        for rec in &r.records {
+            assert_eq!(split(&rec.config), Some(3), "{tag} M={}: {}", rec.m, rec.config.short());
+        }
+        for (name, text) in config_files(&dir) {
+            let table = ConfigTable::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(split(table.nearest(1).unwrap().1), Some(3), "{name}: {text}");
+        }
+        let mut compat = opts(shapes.clone(), &tmp.path().join(format!("{tag}-vllm")), &[1, 16]);
+        compat.vendor_entries = false;
+        let r = tune::tune_with(std::slice::from_ref(&backend), &compat, &t).unwrap();
+        assert!(r.records.iter().all(|rec| rec.config.extra.is_empty()), "vLLM files carry no blockfp8 keys");
+    }
+    // A vendor winner keeps the fastest kernel's fields as they were timed, unpinned.
+    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None, extra: vec![], pin_split: Some(3) });
+    let t = FakeTiming { forced: [("vendor".to_string(), 1e-9)].into(), ..Default::default() };
+    let r = tune::tune_with(std::slice::from_ref(&vendor), &opts(shapes, &tmp.path().join("v"), &[1, 16]), &t).unwrap();
+    assert!(r.records.iter().all(|rec| rec.config.prefers_vendor() && split(&rec.config).is_none()));
 }

@@ -127,6 +127,13 @@ pub trait Backend: Send + Sync {
         let _ = shape;
         self.default_config()
     }
+    /// `cfg` with the launch choices this backend makes by rule for `shape` written out (the
+    /// CUDA backend: the K split), so that a tuned entry keeps running what was timed when a
+    /// rule changes later. The tuner writes it into files meant for this crate.
+    fn pinned_config(&self, cfg: &KernelConfig, shape: &GemmShape) -> KernelConfig {
+        let _ = shape;
+        cfg.clone()
+    }
 }
 
 /// Opens device `ordinal` of backend `kind`.

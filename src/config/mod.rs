@@ -21,6 +21,11 @@ pub const PATH_KEY: &str = "blockfp8_path";
 /// the key like `PATH_KEY`, so `tune --vllm-compatible` never picks such a candidate.
 pub const CLUSTER_KEY: &str = "blockfp8_cluster";
 
+/// Key in an entry fixing the number of K splits (CUDA; otherwise the backend's rule picks
+/// it). The tuner writes the split it timed into files for this crate, so that a later rule
+/// change leaves tuned entries as measured.
+pub const SPLIT_K_KEY: &str = "SPLIT_K";
+
 /// One entry's launch parameters. Fields the crate uses are typed; every other key is kept
 /// verbatim in `extra` (AMD files' unknown keys, `triton_version`, ...).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -80,7 +85,7 @@ impl KernelConfig {
 
     /// Whether the entry carries keys only blockfp8 reads (vLLM's launcher rejects them).
     pub fn has_blockfp8_keys(&self) -> bool {
-        self.extra.contains_key(PATH_KEY) || self.extra.contains_key(CLUSTER_KEY)
+        [PATH_KEY, CLUSTER_KEY, SPLIT_K_KEY].iter().any(|k| self.extra.contains_key(*k))
     }
 
     /// Compact label, e.g. `m64n128k128g32w4s2`, plus `i16` for the MFMA shape and `c2` for

@@ -173,6 +173,11 @@ impl KernelConfig {
         if let Some(w) = self.waves_per_eu.filter(|w| *w > 32) {
             return Err(format!("waves_per_eu = {w} outside 0..=32"));
         }
+        if let Some(v) = self.extra.get(super::SPLIT_K_KEY) {
+            if !v.as_u64().is_some_and(|s| (1..=1024).contains(&s)) {
+                return Err(format!("{} = {v} is not an integer in 1..=1024", super::SPLIT_K_KEY));
+            }
+        }
         if let Some(c) = self.extra.get(super::CLUSTER_KEY) {
             if !matches!(c.as_u64(), Some(1 | 2)) {
                 return Err(format!("{} = {c} is not 1 or 2", super::CLUSTER_KEY));

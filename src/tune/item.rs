@@ -51,8 +51,9 @@ pub struct ItemSettings {
     /// Multiply-adds below which the reference covers the whole output.
     pub full_reference_macs: f64,
     pub seed: u64,
-    /// Let the vendor path win an entry (recorded with `PATH_KEY: "vendor"`). Off: only
-    /// kernel configs are written, as vLLM's Triton launch rejects unknown keys.
+    /// Let the vendor path win an entry (recorded with `PATH_KEY: "vendor"`), and write
+    /// blockfp8's own keys (a cluster size, the backend's pinned K split). Off: only kernel
+    /// configs vLLM can read are written, as vLLM's Triton launch rejects unknown keys.
     pub vendor_entries: bool,
 }
 
@@ -232,10 +233,13 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
         }
     }
     let best = &contenders[best];
+    // Files for this crate record the launch choices the backend made by rule (the K split),
+    // so a later rule change does not alter what the entry runs; vLLM's files cannot.
+    let pin = |cfg: KernelConfig| if s.vendor_entries { backend.pinned_config(&cfg, &shape) } else { cfg };
     let config = match &best.path {
-        GemmPath::Tuned(cfg) => cfg.clone(),
+        GemmPath::Tuned(cfg) => pin(cfg.clone()),
         // The config the default path ran for this shape (the backend may pick per M).
-        GemmPath::KernelDefault => backend.default_config_for(&shape),
+        GemmPath::KernelDefault => pin(backend.default_config_for(&shape)),
         GemmPath::Vendor => {
             // Kernel fields for loaders that ignore PATH_KEY: the fastest correct kernel.
             let mut cfg = match fastest(&|c: &Contender| c.choice != Choice::Vendor).map(|i| &contenders[i].path) {

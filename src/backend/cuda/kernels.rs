@@ -21,7 +21,7 @@ pub const WEIGHT_QUANT_MODULE: &str = "quant_weight_blocks";
 pub const WEIGHT_QUANT_SYMBOL: &str = "sm90_quant_weight_blocks_f32";
 pub const SPLITK_MODULE: &str = "splitk_convert";
 /// `KernelConfig::extra` key fixing the number of K splits (otherwise chosen by `split_k`).
-pub const SPLIT_K_KEY: &str = "SPLIT_K";
+pub use crate::config::SPLIT_K_KEY;
 
 pub fn splitk_convert_symbol(out: OutDtype) -> &'static str {
     match out {
@@ -31,18 +31,18 @@ pub fn splitk_convert_symbol(out: OutDtype) -> &'static str {
     }
 }
 
-/// K splits for `cfg` on `shape`: the config's SPLIT_K if set; else, when the tiles do not
-/// fill the SMs (one CTA per SM for TMA tiles, two for mma.sync tiles; a cluster takes as many
-/// SMs as CTAs and works on that many tiles), the count (at most 8, each split at least 4 K
-/// blocks) that minimizes the busiest CTA's work: whole waves of work items, each its share
-/// of the K blocks plus `ITEM_COST` blocks for its start, epilogue and atomics. Fewest splits
-/// on ties. (Asking for at least one item per SM, as before, spilled a few items into a
-/// second wave: M=128 N=4096 K=7168 on 64x64 tiles took 2 splits, 256 items on 132 SMs, at
-/// 18.1 us against 15.7 unsplit on the H200.)
-/// Known miss: swapped tiles stream weights, where an idle SM's bandwidth share is lost, and
-/// there the old count wins for the kernel default (M=8 N=7168 K=18432 on 16x64 tiles: 43.3
-/// us unsplit against 37.9 with 2 splits). The shipped H200 configs were tuned under this
-/// rule, so changing it for swapped tiles needs a re-tune (ci/h200/experiments/hybrid-split.patch).
+/// K splits for `cfg` on `shape`: the config's SPLIT_K if set (the tuner writes the split it
+/// timed); else, when the tiles do not fill the SMs (one CTA per SM for TMA tiles, two for
+/// mma.sync tiles; a cluster takes as many SMs as CTAs and works on that many tiles), at most
+/// 8 splits of at least 4 K blocks each:
+/// - swapped tiles (a few tokens, bound by streaming the weights): enough splits that every
+///   SM streams, since an idle SM's share of the bandwidth is lost;
+/// - other tiles: the count that minimizes the busiest CTA's work (whole waves of work items,
+///   each its share of the K blocks plus `ITEM_COST` blocks for its start, epilogue and
+///   atomics), fewest splits on ties, so that a few items do not spill into a second wave.
+/// H200, 2026-11-29: M=128 N=4096 K=7168 on 64x64 tiles (128 tiles) 15.7 us unsplit against
+/// 18.1 with 2 splits; M=8 N=7168 K=18432 on swapped 16x64 tiles (112 tiles) 37.9 us with 2
+/// splits against 43.3 unsplit.
 pub fn split_k(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> u32 {
     let kb = shape.k_blocks() as u32;
     if let Some(v) = cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()) {
@@ -54,11 +54,15 @@ pub fn split_k(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> u32 {
     if tiles >= slots {
         return 1;
     }
-    // H200, 2026-11-29: with 1 block, M=8 N=7168 K=18432 (16x64 tiles) took 7 splits, 39.4 us;
-    // 5 keeps M=128 N=7168 K=18432 on 128x128 tiles at 2 splits, not 7.
+    let most = 8.min(kb / 4).max(1);
+    if body(cfg) == Some("tma_swap") {
+        return (slots.div_ceil(tiles) as u32).min(most);
+    }
+    // H200, 2026-11-29: with 1 block, M=128 N=7168 K=18432 on 128x128 tiles took 7 splits
+    // (67.5 us); 5 keeps it at 2.
     const ITEM_COST: usize = 5;
     let busiest = |s: u32| (tiles * s as usize).div_ceil(slots) * (kb.div_ceil(s) as usize + ITEM_COST);
-    (1..=8.min(kb / 4).max(1)).min_by_key(|&s| busiest(s)).unwrap_or(1)
+    (1..=most).min_by_key(|&s| busiest(s)).unwrap_or(1)
 }
 
 /// Which compiled body serves `cfg` ("tma", "tma_swap" or "mma"), from the build's index.

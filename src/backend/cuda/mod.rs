@@ -332,4 +332,7 @@ impl Backend for CudaBackend {
     fn default_config_for(&self, shape: &GemmShape) -> KernelConfig {
         kernels::heuristic_config(shape)
     }
+    fn pinned_config(&self, cfg: &KernelConfig, shape: &GemmShape) -> KernelConfig {
+        kernels::with_split_k(cfg, kernels::split_k(cfg, shape, self.device.compute_units))
+    }
 }
