@@ -473,7 +473,7 @@ fn candidates_a_config_file_cannot_hold_are_skipped() {
     wide.block_n = 192;
     let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![wide.clone()], pin_split: None });
     let shape = GemmShape { m: 16, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
-    let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape);
+    let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, true);
     assert!(!keep.contains(&wide) && !keep.is_empty());
     let why = skipped.iter().find(|r| r.config == wide.short()).expect("the wide tile is reported");
     assert!(why.reason.contains("power of two"), "{}", why.reason);
@@ -536,7 +536,7 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     // For files vLLM will load: no vendor entries, no unknown keys; the entry replaces the
     // kernel default, and the vendor time is still reported.
     let mut compat = opts(shapes.clone(), &tmp.path().join("d"), &[1, 16]);
-    compat.vendor_entries = false;
+    compat.blockfp8_keys = false;
     let r = tune::tune_with(std::slice::from_ref(&vendor), &compat, &t).unwrap();
     for rec in &r.records {
         assert_eq!((rec.choice, rec.default_path, &rec.config), (Choice::Tuned, Choice::KernelDefault, &runner_up));
@@ -730,8 +730,12 @@ fn cluster_candidates_win_only_files_for_blockfp8() {
         let table = ConfigTable::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(table.nearest(16).unwrap().1.cluster(), 2, "{name}: {text}");
     }
+    let shape = GemmShape { m: 16, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
+    assert!(tune::candidate_configs(backend.as_ref(), &shape, true).0.contains(&pair));
+    let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, false);
+    assert!(!keep.contains(&pair) && skipped.iter().any(|r| r.config == pair.short() && r.reason.contains("--vllm-compatible")), "{skipped:?}");
     let mut compat = opts(shapes, &tmp.path().join("vllm"), &[1, 16]);
-    compat.vendor_entries = false;
+    compat.blockfp8_keys = false;
     let r = tune::tune_with(std::slice::from_ref(&backend), &compat, &t).unwrap();
     for rec in &r.records {
         // Skipped (counted), not timed and rejected.
@@ -761,7 +765,7 @@ fn winners_are_written_with_the_backends_pinned_choices() {
             assert_eq!(split(table.nearest(1).unwrap().1), Some(3), "{name}: {text}");
         }
         let mut compat = opts(shapes.clone(), &tmp.path().join(format!("{tag}-vllm")), &[1, 16]);
-        compat.vendor_entries = false;
+        compat.blockfp8_keys = false;
         let r = tune::tune_with(std::slice::from_ref(&backend), &compat, &t).unwrap();
         assert!(r.records.iter().all(|rec| rec.config.extra.is_empty()), "vLLM files carry no blockfp8 keys");
     }

@@ -121,7 +121,7 @@ pub fn tune(a: TuneArgs) -> Result<ExitCode> {
     o.scale_layout = a.scale_layout;
     o.max_calc_diff = a.max_calc_diff;
     o.progress = !a.no_progress;
-    o.vendor_entries = !a.vllm_compatible;
+    o.blockfp8_keys = !a.vllm_compatible;
     let report = tune::tune(&workers, &o)?;
     print!("{}", tune::render_summary(&report.records));
     if workers.len() > 1 {

@@ -51,16 +51,18 @@ pub struct ItemSettings {
     /// Multiply-adds below which the reference covers the whole output.
     pub full_reference_macs: f64,
     pub seed: u64,
-    /// Let the vendor path win an entry (recorded with `PATH_KEY: "vendor"`), and write
-    /// blockfp8's own keys (a cluster size, the backend's pinned K split). Off: only kernel
+    /// Write blockfp8's own keys: let the vendor path win an entry (recorded with
+    /// `PATH_KEY: "vendor"`), a cluster size, the backend's pinned K split. Off: only kernel
     /// configs vLLM can read are written, as vLLM's Triton launch rejects unknown keys.
-    pub vendor_entries: bool,
+    pub blockfp8_keys: bool,
 }
 
 /// Kernel configs of `backend` that can run `shape`, and the ones filtered out with why.
 /// A config's BLOCK_SIZE_K must divide the weight's block_k (each K tile then sees one
-/// scale), and the backend must accept it for this shape (registers, LDS/shared memory).
-pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape) -> (Vec<KernelConfig>, Vec<Rejected>) {
+/// scale), the file must be able to hold it (`blockfp8_keys` false: files for vLLM, which
+/// rejects blockfp8's own keys such as a cluster size), and the backend must accept it for
+/// this shape (registers, LDS/shared memory).
+pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys: bool) -> (Vec<KernelConfig>, Vec<Rejected>) {
     let mut keep: Vec<KernelConfig> = Vec::new();
     let mut skipped = Vec::new();
     for cfg in backend.candidate_configs() {
@@ -73,6 +75,8 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape) -> (Vec<Kerne
             // A kernel the backend can run but a config file cannot name (e.g. CUDA's 128x192
             // tile: vLLM's format wants powers of two), so the tuner must not pick it.
             Some(format!("a config file cannot hold it: {why}"))
+        } else if !blockfp8_keys && cfg.has_blockfp8_keys() {
+            Some("needs a blockfp8-only key (--vllm-compatible)".into())
         } else {
             backend.supports(shape, &GemmPath::Tuned(cfg.clone())).err()
         };
@@ -160,7 +164,7 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     let [vendor_time, kernel_default_time] = default_times;
     // The path an entry replaces: without a tuned file the plan takes the vendor path when
     // it can run the shape; files that must not name the vendor path replace the kernel default.
-    let vendor_ok = s.vendor_entries && backend.supports(&shape, &GemmPath::Vendor).is_ok();
+    let vendor_ok = s.blockfp8_keys && backend.supports(&shape, &GemmPath::Vendor).is_ok();
     let (default_path, default_time) = match (vendor_ok, vendor_time, kernel_default_time) {
         (true, Some(v), _) => (Choice::Vendor, v),
         (_, _, Some(d)) => (Choice::KernelDefault, d),
@@ -170,17 +174,7 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
         }
     };
 
-    let (mut configs, mut skipped) = candidate_configs(backend, &shape);
-    if !s.vendor_entries {
-        // Files for vLLM cannot carry blockfp8's own keys (a cluster size).
-        configs.retain(|c| {
-            let keep = !c.has_blockfp8_keys();
-            if !keep {
-                skipped.push(Rejected { config: c.short(), reason: "needs a blockfp8-only key (--vllm-compatible)".into() });
-            }
-            keep
-        });
-    }
+    let (configs, skipped) = candidate_configs(backend, &shape, s.blockfp8_keys);
     for cfg in &configs {
         let path = GemmPath::Tuned(cfg.clone());
         match evaluate(backend, measure, &p, &reference, &path, s) {
@@ -194,7 +188,7 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     }
 
     // Fastest correct contender; on equal times the earlier (default paths first) stays.
-    let eligible = |c: &Contender| s.vendor_entries || c.choice != Choice::Vendor;
+    let eligible = |c: &Contender| s.blockfp8_keys || c.choice != Choice::Vendor;
     let fastest = |keep: &dyn Fn(&Contender) -> bool| {
         let mut best: Option<usize> = None;
         for (i, c) in contenders.iter().enumerate() {
@@ -235,7 +229,7 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     let best = &contenders[best];
     // Files for this crate record the launch choices the backend made by rule (the K split),
     // so a later rule change does not alter what the entry runs; vLLM's files cannot.
-    let pin = |cfg: KernelConfig| if s.vendor_entries { backend.pinned_config(&cfg, &shape) } else { cfg };
+    let pin = |cfg: KernelConfig| if s.blockfp8_keys { backend.pinned_config(&cfg, &shape) } else { cfg };
     let config = match &best.path {
         GemmPath::Tuned(cfg) => pin(cfg.clone()),
         // The config the default path ran for this shape (the backend may pick per M).

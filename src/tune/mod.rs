@@ -89,12 +89,13 @@ pub struct TuneOptions {
     pub progress: bool,
     /// Seed of the random inputs (the same on every worker and shard).
     pub seed: u64,
-    /// Let the vendor path (rocBLAS / cuBLASLt) win an entry; it is then recorded with
-    /// `config::PATH_KEY: "vendor"` next to the fastest kernel's fields. Turn off for files
-    /// that vLLM itself will load: its Triton launch passes every key of an entry to the
-    /// kernel and Triton 3 rejects unknown keyword arguments. Off, entries replace the
+    /// Write blockfp8's own keys: the vendor path (rocBLAS / cuBLASLt) may win an entry,
+    /// recorded with `config::PATH_KEY: "vendor"` next to the fastest kernel's fields; a
+    /// cluster size (`CLUSTER_KEY`); the K split the backend chose (`SPLIT_K_KEY`). Turn off
+    /// for files that vLLM itself will load: its Triton launch passes every key of an entry
+    /// to the kernel and Triton 3 rejects unknown keyword arguments. Off, entries replace the
     /// kernel default and only kernel configs are written.
-    pub vendor_entries: bool,
+    pub blockfp8_keys: bool,
 }
 
 impl TuneOptions {
@@ -112,7 +113,7 @@ impl TuneOptions {
             resume: true,
             progress: true,
             seed: 0x005E_EDB1_0CF8,
-            vendor_entries: true,
+            blockfp8_keys: true,
         }
     }
 
@@ -124,7 +125,7 @@ impl TuneOptions {
             max_calc_diff: self.max_calc_diff,
             full_reference_macs: self.full_reference_macs,
             seed: self.seed,
-            vendor_entries: self.vendor_entries,
+            blockfp8_keys: self.blockfp8_keys,
         }
     }
 

@@ -110,7 +110,7 @@ pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Re
         ScaleLayout::ColumnMajor => (1i32, s.padded_m() as i32),
     };
     let (m, n, k, gm) = (s.m as i32, s.n as i32, s.k as i32, cfg.group_m.max(1) as i32);
-    let tiles = s.m.div_ceil(inst.block_m as usize) * s.n.div_ceil(inst.block_n as usize);
+    let tiles = kernels::tile_groups(inst.block_m, inst.block_n, 1, &s);
     if tiles > i32::MAX as usize {
         return Err(Error::shape("gemm", format!("{tiles} tiles exceed the grid limit")));
     }
@@ -140,7 +140,7 @@ pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Re
         // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
         // loop over groups of `cluster` vertically adjacent tiles.
         let ctas = if cluster > 1 {
-            let groups = s.m.div_ceil((inst.block_m * cluster) as usize) as u64 * s.n.div_ceil(inst.block_n as usize) as u64 * splits as u64;
+            let groups = kernels::tile_groups(inst.block_m, inst.block_n, cluster, &s) as u64 * splits as u64;
             let resident = be.gpu.max_active_clusters(&f, cluster, inst.threads, inst.smem_bytes)?;
             if resident == 0 {
                 return Err(Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason: format!("no cluster of {cluster} CTAs fits on this device") });

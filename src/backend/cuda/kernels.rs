@@ -31,6 +31,12 @@ pub fn splitk_convert_symbol(out: OutDtype) -> &'static str {
     }
 }
 
+/// Work items per K split of a `block_m` x `block_n` tile on `shape`: its tiles, or in
+/// clusters its groups of `cluster` vertically adjacent tiles (the TMA kernel's `item`).
+pub fn tile_groups(block_m: u32, block_n: u32, cluster: u32, shape: &GemmShape) -> usize {
+    shape.m.div_ceil(block_m.max(1) as usize * cluster.max(1) as usize) * shape.n.div_ceil(block_n.max(1) as usize)
+}
+
 /// K splits for `cfg` on `shape`: the config's SPLIT_K if set (the tuner writes the split it
 /// timed); else, when the tiles do not fill the SMs (one CTA per SM for TMA tiles, two for
 /// mma.sync tiles; a cluster takes as many SMs as CTAs and works on that many tiles), at most
@@ -48,9 +54,9 @@ pub fn split_k(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> u32 {
     if let Some(v) = cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()) {
         return (v as u32).clamp(1, kb.max(1));
     }
-    let cluster = cfg.cluster().max(1) as usize;
-    let tiles = shape.m.div_ceil(cfg.block_m.max(1) as usize * cluster) * shape.n.div_ceil(cfg.block_n.max(1) as usize);
-    let slots = ((if uses_wgmma(cfg) { sms } else { 2 * sms }) as usize / cluster).max(1);
+    let cluster = cfg.cluster().max(1);
+    let tiles = tile_groups(cfg.block_m, cfg.block_n, cluster, shape);
+    let slots = ((if uses_wgmma(cfg) { sms } else { 2 * sms }) / cluster).max(1) as usize;
     if tiles >= slots {
         return 1;
     }
