@@ -620,3 +620,18 @@ fn gpu_refuses_bad_blocks_and_foreign_fp8() {
     shape.format = if shape.format == Fp8Format::E4m3fn { Fp8Format::E4m3fnuz } else { Fp8Format::E4m3fn };
     assert!(be.supports(&shape, &GemmPath::KernelDefault).is_err());
 }
+
+#[test]
+fn cluster_configs_are_refused_on_amd() {
+    use blockfp8::backend::hip::{kernel_for, kernels};
+    let shape = GemmShape { m: 256, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fnuz, out_dtype: OutDtype::Bf16 };
+    let plain = kernels::default_gemm_config();
+    if !kernels::compiled_archs().is_empty() {
+        assert!(kernel_for(&shape, &GemmPath::Tuned(plain.clone())).is_ok());
+    }
+    // The same tile asking for CUDA's clusters of two must not run silently without them.
+    let mut pair = plain;
+    pair.extra.insert(blockfp8::config::CLUSTER_KEY.into(), 2.into());
+    let err = kernel_for(&shape, &GemmPath::Tuned(pair)).unwrap_err();
+    assert!(err.contains("clusters exist only on the CUDA"), "{err}");
+}
