@@ -20,7 +20,10 @@
 // and a 64-token tile can read 128 weight rows per A tile with two consumer warpgroups.
 // Tiles: BN 64/128 lie inside one 128-wide weight-scale block; BN 192 (two consumers of
 // 64x192, the widest accumulators that fit the registers) spans two, so each stage carries two
-// weight scales. Swapped tiles with 16-bit output stage C through shared memory.
+// weight scales. With 16-bit output, swapped tiles stage C through shared memory of their own,
+// two-consumer normal tiles through the A and B tiles of the tile's last ring stage, which
+// the consumers release only after C is out (full 128-byte lines per store instead of
+// fragments scattered over 8 rows: 6% at M >= 1024 on the H200).
 // Clusters (CL = 2): CTA pairs on vertically adjacent tiles multicast the shared weight tile;
 // each consumer warp releases a stage on both CTAs' `empty` barriers.
 // Partial tiles: TMA zero-fills rows past M / N and K past the end; stores are masked.
@@ -286,6 +289,15 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     const int lcol = 2 * (lane % 4);
     float total[R], acc[R];
 
+    // This warp is done with ring stage s (on every CTA of the cluster: the peer multicasts into it).
+    auto release_stage = [&](int s) {
+        __syncwarp();
+        if (lane == 0) {
+            if constexpr (CL == 1) mbar_arrive(empty0 + 8 * s);
+            else
+                for (uint32_t c = 0; c < CL; ++c) mbar_arrive_cluster(empty0 + 8 * s, c);
+        }
+    };
     // Issues the 4 wgmmas of ring position g into `acc` (a fresh accumulator).
     auto issue = [&](float* acc, uint32_t g) {
         const int s = g % STAGES;
@@ -300,11 +312,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         wgmma_commit();
     };
     // Retires ring position g from `acc`: wait for its wgmmas, release the stage, then
-    // total += acc * As * Bs. (A second accumulator, so that block g + 1's wgmmas run during
-    // this promotion, compiles without wgmma serialization when every wait depth is fixed in
-    // straight-line code: ci/h200/experiments/two-accumulators.patch, not yet measured.)
+    // total += acc * As * Bs; `release` = false keeps the stage (the staged C below uses it).
+    // (Overlapping this promotion with more wgmmas measured slower every way tried: a second
+    // accumulator, column halves, turn-taking; ci/h200/experiments/ and BENCHMARKS.md.)
     // jb: the first 8-column group of the tile in its second weight-scale block (SB == 2).
-    auto retire = [&](float* acc, uint32_t g, int jb) {
+    auto retire = [&](float* acc, uint32_t g, int jb, bool release) {
         const int s = g % STAGES;
         const float* sa = sAS + s * BM;
         const float sb = sBS[s * T::SB];
@@ -326,12 +338,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
         wgmma_wait0();
         fence_regs<R>(acc);
-        __syncwarp();
-        if (lane == 0) {
-            if constexpr (CL == 1) mbar_arrive(empty0 + 8 * s);
-            else
-                for (uint32_t c = 0; c < CL; ++c) mbar_arrive_cluster(empty0 + 8 * s, c);
-        }
+        if (release) release_stage(s);
         // J0 (compile time, so no per-column select): groups j >= J0 take the second block.
         auto promote = [&](auto j0) {
             constexpr int J0 = decltype(j0)::value;
@@ -356,6 +363,14 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
     };
 
+    // Staged C (16-bit outputs of the two-consumer normal tiles): a warp's 16-row piece, in
+    // C_PASSES passes of BN / C_PASSES columns with rows C_PITCH bytes apart (whole groups of
+    // 8 chunks, for the swizzle), fits its warpgroup's tile of a ring stage (B for warpgroup
+    // 0, A for warpgroup 1). One-consumer tiles measured no gain from it (BENCHMARKS.md).
+    constexpr int C_PASSES = BN > 128 ? 2 : 1;
+    constexpr int C_PITCH = (BN / 8 / C_PASSES + 7) / 8 * 8 * 16;
+    constexpr bool STAGE_C = !T::SWAP && T::CONSUMERS == 2 && sizeof(OutT) == 2 && 4 * 16 * C_PITCH <= T::A_BYTES &&
+                             4 * 16 * C_PITCH <= T::B_BYTES;
     uint32_t g = 0;
     for (int w = first_item; w < work; w += item_step) {
         int m0, n0, kb_begin, nkb;
@@ -364,12 +379,66 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 #pragma unroll
         for (int i = 0; i < R; ++i) total[i] = 0.f;
         const int jb = (128 - n0 % 128) / 8;
+        // 16-bit C goes out through the tile's last ring stage (below), which this warp
+        // keeps until then; split K adds fp32 into the workspace directly.
+        const bool staged = STAGE_C && !split;
         for (int i = 0; i < nkb; ++i) {
             issue(acc, g + i);
-            retire(acc, g + i, jb);
+            retire(acc, g + i, jb, !(staged && i + 1 == nkb));
         }
         g += nkb;
 
+        if constexpr (STAGE_C) if (staged) {
+            // The last stage's A and B tiles (every consumer's wgmmas are done with them after
+            // the barrier) hold each warp's 16-row piece of C: warpgroup 0's in the B tile,
+            // warpgroup 1's in the A tile, a 192-wide tile in two passes of 96 columns. The
+            // fragments go in as 4-byte stores, 16-byte chunk c of row r at chunk c ^ (r % 8)
+            // (no bank conflicts), and come back as 16-byte pieces of rows, so each warp store
+            // writes whole 128-byte lines (fragments stored directly scatter over 8 rows).
+            const int s = (g - 1) % STAGES;
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            uint8_t* region = smem + (wg == 0 ? T::OFF_B + s * T::B_BYTES : s * T::A_BYTES) + wwarp * 16 * C_PITCH;
+            const int row0 = m0 + wg * 64 + wwarp * 16;
+            const bool vec = N % 8 == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
+#pragma unroll
+            for (int p = 0; p < C_PASSES; ++p) {
+                constexpr int JP = R / 4 / C_PASSES, CH = BN / 8 / C_PASSES;  // 8-column groups per pass
+#pragma unroll
+                for (int jj = 0; jj < JP; ++jj) {
+                    const int j = p * JP + jj;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int r = lane / 4 + 8 * h;
+                        const int chunk = (jj & ~7) | ((jj ^ r) & 7);
+                        const uint32_t v = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
+                        *reinterpret_cast<uint32_t*>(region + r * C_PITCH + chunk * 16 + (lane % 4) * 4) = v;
+                    }
+                }
+                __syncwarp();
+#pragma unroll
+                for (int t = 0; t < 16 * CH / 32; ++t) {
+                    const int idx = t * 32 + lane, r = idx / CH, c = idx % CH;
+                    const int chunk = (c & ~7) | ((c ^ r) & 7);
+                    const uint4 v = *reinterpret_cast<const uint4*>(region + r * C_PITCH + chunk * 16);
+                    const int row = row0 + r, col = n0 + p * (BN / C_PASSES) + 8 * c;
+                    if (row >= M || col >= N) continue;
+                    OutT* dst = C + (size_t)row * N + col;
+                    if (vec && col + 8 <= N) {
+                        *reinterpret_cast<uint4*>(dst) = v;
+                    } else {
+                        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                        for (int k = 0; k < 8; ++k) {
+                            const uint16_t bits = (uint16_t)(w[k / 2] >> (16 * (k % 2)));
+                            if (col + k < N) *reinterpret_cast<uint16_t*>(dst + k) = bits;
+                        }
+                    }
+                }
+                __syncwarp();  // the next pass overwrites the piece
+            }
+            release_stage(s);  // after the reads (__syncwarp inside)
+            continue;
+        }
         if constexpr (!T::SWAP) {
             const int row = m0 + lrow;
 #pragma unroll
