@@ -141,6 +141,11 @@ template <int V> struct IntC {
 
 // Keeps the compiler from moving reads of wgmma accumulator registers above the wait that
 // makes them valid (the asm "redefines" them).
+// A value the compiler must keep rather than recompute.
+__device__ __forceinline__ uint64_t opaque_u64(uint64_t v) {
+    asm volatile("" : "+l"(v));
+    return v;
+}
 template <int R> __device__ __forceinline__ void fence_regs(float* r) {
 #pragma unroll
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
@@ -298,17 +303,24 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 for (uint32_t c = 0; c < CL; ++c) mbar_arrive_cluster(empty0 + 8 * s, c);
         }
     };
+    // wgmma descriptors of ring stage 0: P is the wgmma M side (this warpgroup's 64 rows), Q
+    // the N side. A stage or K slice further on only adds its byte offset / 16 to the start
+    // address field (bits 0-13; shared memory stays below 256 KiB, so it never carries out).
+    // Built per K block instead, the descriptors cost ~30 dependent uniform-datapath
+    // instructions between the `full` wait and the first wgmma (17% of the 128x128 tile's
+    // warp-stall samples on the H200).
+    constexpr int P_STRIDE = (T::SWAP ? T::B_BYTES : T::A_BYTES) / 16, Q_STRIDE = (T::SWAP ? T::A_BYTES : T::B_BYTES) / 16;
+    // (Opaque to the compiler, which would otherwise rebuild them inside the loop.)
+    const uint64_t desc_p0 = opaque_u64(wgmma_desc_sw128(s_base + (T::SWAP ? T::OFF_B : 0) + wg * 64 * 128));
+    const uint64_t desc_q0 = opaque_u64(wgmma_desc_sw128(s_base + (T::SWAP ? 0 : T::OFF_B)));
     // Issues the 4 wgmmas of ring position g into `acc` (a fresh accumulator).
     auto issue = [&](float* acc, uint32_t g) {
         const int s = g % STAGES;
         mbar_wait(full0 + 8 * s, (g / STAGES) & 1);
-        const uint32_t a_tile = s_base + s * T::A_BYTES, b_tile = s_base + T::OFF_B + s * T::B_BYTES;
-        const uint32_t p_tile = (T::SWAP ? b_tile : a_tile) + wg * 64 * 128;
-        const uint32_t q_tile = T::SWAP ? a_tile : b_tile;
+        const uint64_t dp = desc_p0 + (uint64_t)(s * P_STRIDE), dq = desc_q0 + (uint64_t)(s * Q_STRIDE);
         wgmma_fence();
 #pragma unroll
-        for (int ks = 0; ks < 4; ++ks)
-            Wgmma<T::WN>::run(acc, wgmma_desc_sw128(p_tile + ks * 32), wgmma_desc_sw128(q_tile + ks * 32), ks > 0);
+        for (int ks = 0; ks < 4; ++ks) Wgmma<T::WN>::run(acc, dp + 2 * ks, dq + 2 * ks, ks > 0);
         wgmma_commit();
     };
     // Retires ring position g from `acc`: wait for its wgmmas, release the stage, then
