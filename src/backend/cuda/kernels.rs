@@ -46,6 +46,7 @@ pub fn tile_groups(block_m: u32, block_n: u32, cluster: u32, shape: &GemmShape) 
 /// - other tiles: the count that minimizes the busiest CTA's work (whole waves of work items,
 ///   each its share of the K blocks plus `ITEM_COST` blocks for its start, epilogue and
 ///   atomics), fewest splits on ties, so that a few items do not spill into a second wave.
+///
 /// H200, 2026-11-29: M=128 N=4096 K=7168 on 64x64 tiles (128 tiles) 15.7 us unsplit against
 /// 18.1 with 2 splits; M=8 N=7168 K=18432 on swapped 16x64 tiles (112 tiles) 37.9 us with 2
 /// splits against 43.3 unsplit.
