@@ -139,16 +139,37 @@ template <int V> struct IntC {
     static constexpr int value = V;
 };
 
-// Keeps the compiler from moving reads of wgmma accumulator registers above the wait that
-// makes them valid (the asm "redefines" them).
 // A value the compiler must keep rather than recompute.
 __device__ __forceinline__ uint64_t opaque_u64(uint64_t v) {
     asm volatile("" : "+l"(v));
     return v;
 }
+// Keeps the compiler from moving reads of wgmma accumulator registers above the wait that
+// makes them valid (the asm "redefines" them).
 template <int R> __device__ __forceinline__ void fence_regs(float* r) {
 #pragma unroll
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+// Whether every 8-output group of a C row starting at a multiple of 8 is 16-byte aligned.
+template <typename OutT> __device__ __forceinline__ bool c_rows_vec16(const OutT* C, int N) {
+    return N % 8 == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
+}
+// Stores 8 staged 16-bit outputs (`v`, read from shared memory as 16 bytes) to `dst` =
+// C[row, col..), clipped at N: one 16-byte store when `vec` (c_rows_vec16) and the group is
+// whole, else element by element (from registers, unrolled: a runtime index into `v` would
+// put it in local memory).
+template <typename OutT> __device__ __forceinline__ void store_row8(OutT* dst, uint4 v, int col, int N, bool vec) {
+    if (vec && col + 8 <= N) {
+        *reinterpret_cast<uint4*>(dst) = v;
+    } else {
+        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+            const uint16_t bits = (uint16_t)(w[k / 2] >> (16 * (k % 2)));
+            if (col + k < N) *reinterpret_cast<uint16_t*>(dst + k) = bits;
+        }
+    }
 }
 
 // One element of C (the swapped tiles hold C transposed, so pairs are not adjacent in memory);
@@ -411,7 +432,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             asm volatile("bar.sync 1, 256;\n" ::: "memory");
             uint8_t* region = smem + (wg == 0 ? T::OFF_B + s * T::B_BYTES : s * T::A_BYTES) + wwarp * 16 * C_PITCH;
             const int row0 = m0 + wg * 64 + wwarp * 16;
-            const bool vec = N % 8 == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
+            const bool vec = c_rows_vec16(C, N);
 #pragma unroll
             for (int p = 0; p < C_PASSES; ++p) {
                 constexpr int JP = R / 4 / C_PASSES, CH = BN / 8 / C_PASSES;  // 8-column groups per pass
@@ -431,20 +452,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 for (int t = 0; t < 16 * CH / 32; ++t) {
                     const int idx = t * 32 + lane, r = idx / CH, c = idx % CH;
                     const int chunk = (c & ~7) | ((c ^ r) & 7);
-                    const uint4 v = *reinterpret_cast<const uint4*>(region + r * C_PITCH + chunk * 16);
                     const int row = row0 + r, col = n0 + p * (BN / C_PASSES) + 8 * c;
                     if (row >= M || col >= N) continue;
-                    OutT* dst = C + (size_t)row * N + col;
-                    if (vec && col + 8 <= N) {
-                        *reinterpret_cast<uint4*>(dst) = v;
-                    } else {
-                        const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-                        for (int k = 0; k < 8; ++k) {
-                            const uint16_t bits = (uint16_t)(w[k / 2] >> (16 * (k % 2)));
-                            if (col + k < N) *reinterpret_cast<uint16_t*>(dst + k) = bits;
-                        }
-                    }
+                    store_row8(C + (size_t)row * N + col, *reinterpret_cast<const uint4*>(region + r * C_PITCH + chunk * 16), col, N, vec);
                 }
                 __syncwarp();  // the next pass overwrites the piece
             }
@@ -476,18 +486,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
             __syncwarp();
             const int col0 = n0 + wg * 64 + wwarp * 16;
-            const bool vec = N % 8 == 0 && (reinterpret_cast<uintptr_t>(C) & 15) == 0;
+            const bool vec = c_rows_vec16(C, N);
 #pragma unroll
             for (int c = lane; c < 2 * BM; c += 32) {
                 const int row = m0 + c / 2, col = col0 + 8 * (c % 2);
-                const OutT* src = cst + (c / 2) * T::C_PITCH + 8 * (c % 2);
                 if (row >= M) continue;
-                OutT* dst = C + (size_t)row * N + col;
-                if (vec && col + 8 <= N) {
-                    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-                } else {
-                    for (int e = 0; e < 8 && col + e < N; ++e) dst[e] = src[e];
-                }
+                store_row8(C + (size_t)row * N + col, *reinterpret_cast<const uint4*>(cst + (c / 2) * T::C_PITCH + 8 * (c % 2)), col, N, vec);
             }
             __syncwarp();  // the next tile's fragments overwrite the region
         } else {
