@@ -58,8 +58,9 @@ impl Tile {
     /// kernels.rs at run time (from the generated index) and by TmaTile in gemm_sm90_tma.cuh.
     fn body(&self, wgmma_build: bool) -> Body {
         let tma_common = wgmma_build && self.stages >= 3 && (self.bn == 64 || self.bn == 128);
-        // 128x192: two consumers of 64x192 (the widest accumulators that fit the registers).
-        let wide = wgmma_build && self.stages >= 3 && self.bm == 128 && self.bn == 192 && self.warps == 8;
+        // 128x192: two consumers of 64x192 (the widest accumulators that fit the registers);
+        // 128x256: two consumers of 64x256 in two waves of 128 columns.
+        let wide = wgmma_build && self.stages >= 3 && self.bm == 128 && matches!(self.bn, 192 | 256) && self.warps == 8;
         if wide || (tma_common && (self.bm == 64 || self.bm == 128) && self.warps == 4 * (self.bm / 64)) {
             Body::Tma { swap: false }
         } else if tma_common && matches!(self.bm, 16 | 32 | 64) && self.warps == 4 * (self.bn / 64) {
@@ -117,9 +118,12 @@ fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
     if t.bm == 0 || t.bm % 16 != 0 || t.bm > 256 {
         return Some(format!("BLOCK_SIZE_M={} (needs a multiple of 16 up to 256)", t.bm));
     }
-    let wide = t.bn == 192 && body == (Body::Tma { swap: false });
+    let wide = matches!(t.bn, 192 | 256) && body == (Body::Tma { swap: false });
     if !wide && (t.bn < 16 || 128 % t.bn != 0) {
-        return Some(format!("BLOCK_SIZE_N={} (needs 16, 32, 64 or 128, or 192 with BLOCK_SIZE_M=128, num_warps=8, num_stages>=3 on sm_90a)", t.bn));
+        return Some(format!(
+            "BLOCK_SIZE_N={} (needs 16, 32, 64 or 128, or 192 / 256 with BLOCK_SIZE_M=128, num_warps=8, num_stages>=3 on sm_90a)",
+            t.bn
+        ));
     }
     if t.cluster != 1 && !(t.cluster == 2 && body == (Body::Tma { swap: false }) && t.bn % 16 == 0) {
         return Some(format!("cluster of {} (only 2, on the unswapped TMA tiles of sm_90a)", t.cluster));
@@ -156,7 +160,7 @@ fn tiles(list: &[(u32, u32, u32, u32)]) -> Vec<Tile> {
 /// tile that serves K % 16 != 0 (and every shape on builds without sm_90a).
 fn default_tiles(wgmma_build: bool) -> Vec<Tile> {
     if wgmma_build {
-        tiles(&[(128, 128, 8, 6), (64, 64, 4, 4), (16, 64, 4, 4), (32, 64, 4, 4), (64, 128, 8, 2)])
+        tiles(&[(128, 128, 8, 6), (128, 192, 8, 3), (128, 256, 8, 4), (64, 64, 4, 4), (16, 64, 4, 4), (32, 64, 4, 4), (64, 128, 8, 2)])
     } else {
         tiles(&[(64, 128, 8, 4), (16, 64, 4, 6), (32, 64, 4, 6), (64, 64, 4, 4), (128, 64, 8, 4), (64, 128, 8, 2)])
     }
@@ -167,7 +171,7 @@ fn default_tiles(wgmma_build: bool) -> Vec<Tile> {
 fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
     let mut out = Vec::new();
     for bm in [16, 32, 64, 128] {
-        for bn in [32, 64, 128, 192] {
+        for bn in [32, 64, 128, 192, 256] {
             for warps in [4, 8] {
                 for stages in [3, 4, 5, 6, 8] {
                     let t = Tile { bm, bn, warps, stages, cluster: 1 };
@@ -177,13 +181,14 @@ fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
                         continue;
                     }
                     let tma = matches!(t.body(true), Body::Tma { .. });
-                    // 192 exists only on the TMA body.
-                    let wanted = if wgmma_build { tma } else { bn != 192 };
+                    // 192 and 256 exist only on the TMA body.
+                    let wanted = if wgmma_build { tma } else { bn <= 128 };
                     if wanted && tile_problem(&t, wgmma_build).is_none() {
                         out.push(t);
-                        // Large-M tiles also in clusters of two (weight tile multicast).
+                        // Large-M tiles also in clusters of two (weight tile multicast; not
+                        // for 256 wide, as multicast gained under 1% on the H200).
                         let pair = Tile { cluster: 2, ..t };
-                        if bm == 128 && tile_problem(&pair, wgmma_build).is_none() {
+                        if bm == 128 && bn != 256 && tile_problem(&pair, wgmma_build).is_none() {
                             out.push(pair);
                         }
                     }

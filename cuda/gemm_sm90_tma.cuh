@@ -20,7 +20,9 @@
 // and a 64-token tile can read 128 weight rows per A tile with two consumer warpgroups.
 // Tiles: BN 64/128 lie inside one 128-wide weight-scale block; BN 192 (two consumers of
 // 64x192, the widest accumulators that fit the registers) spans two, so each stage carries two
-// weight scales. With 16-bit output, swapped tiles stage C through shared memory of their own,
+// weight scales. BN 256 covers two blocks in two waves of 128 columns: per K block each
+// consumer issues, waits for and promotes one wave, then the other, so it holds one 64x128
+// accumulator and 64x256 totals (64 + 128 registers, as 96 + 96 at 128x192). With 16-bit output, swapped tiles stage C through shared memory of their own,
 // two-consumer normal tiles through the A and B tiles of the tile's last ring stage, which
 // the consumers release only after C is out (full 128-byte lines per store instead of
 // fragments scattered over 8 rows: 6% at M >= 1024 on the H200).
@@ -106,7 +108,8 @@ template <int BM, int BN, int W, int STAGES, int CL = 1>
 struct TmaTile {
     static constexpr bool SWAP = W != 4 * BM / 64;
     static constexpr int P_ROWS = SWAP ? BN : BM;  // wgmma M side (64 per consumer warpgroup)
-    static constexpr int WN = SWAP ? BM : BN;      // wgmma N side
+    static constexpr int NWAVES = !SWAP && BN == 256 ? 2 : 1;  // wgmma N-side waves per K block
+    static constexpr int WN = SWAP ? BM : BN / NWAVES;          // wgmma N side of one wave
     static constexpr int CONSUMERS = P_ROWS / 64;
     // The producer is two warps; with two consumers it is a whole warpgroup, so that
     // setmaxnreg can move its registers to the consumers. Without the two idle warps a
@@ -130,7 +133,8 @@ struct TmaTile {
     static constexpr int SMEM = OFF_C + (SWAP ? W * BM * C_PITCH * 2 : 0);
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
     static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || (WN == 192 && !SWAP && CONSUMERS == 2), "wgmma N");
-    static_assert((BN <= 128 && 128 % BN == 0) || BN == 192, "a BN tile lies inside one weight-scale block, or 192 wide spans two");
+    static_assert((BN <= 128 && 128 % BN == 0) || BN == 192 || (BN == 256 && NWAVES == 2 && CONSUMERS == 2),
+                  "a BN tile lies inside one weight-scale block, or 192 wide spans two, or 256 wide covers two in waves");
     static_assert(CL == 1 || (CL == 2 && !SWAP && BN % 16 == 0), "multicast pairs normal tiles (each CTA loads BN / 2 weight rows)");
 };
 
@@ -207,7 +211,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     const int in_group = group_m * num_pid_n;
     const int first_item = blockIdx.x / CL, item_step = gridDim.x / CL;
     const int KB = (K + 127) / 128;
-    const int kb_per = (KB + splits - 1) / splits;
     const int work = num_pid_m * num_pid_n * splits;
     const bool split = splits > 1;
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
@@ -217,6 +220,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         const int group_rows = min(num_pid_m - first_m, group_m);
         m0 = ((first_m + (tile % in_group) % group_rows) * CL + rank) * BM;
         n0 = ((tile % in_group) / group_rows) * BN;
+        // (Divided here rather than once up front: a quotient live across the role split
+        // spilled in the 128x256 tile.)
+        const int kb_per = (KB + splits - 1) / splits;
         kb_begin = part * kb_per;
         nkb = max(0, min(KB, kb_begin + kb_per) - kb_begin);
     };
@@ -309,11 +315,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // Register split (2 consumers): the CTA holds 384 x 168 (launch bound) = 64512 registers;
     // 128 x 72 (producer) + 256 x 216 (consumers) = 64512. A larger .inc would never be granted.
     if constexpr (T::CONSUMERS == 2) setmaxnreg_inc<216>();
-    constexpr int R = T::WN / 2;  // accumulator registers per thread
+    constexpr int R = T::WN / 2;          // accumulator registers per thread (one wave)
+    constexpr int RT = R * T::NWAVES;     // promoted totals per thread
     // Fragment: register 4j + 2h + e holds (row lrow + 8h, col 8j + 2 * (lane % 4) + e).
     const int lrow = wg * 64 + wwarp * 16 + lane / 4;
     const int lcol = 2 * (lane % 4);
-    float total[R], acc[R];
+    float total[RT], acc[R];
 
     // This warp is done with ring stage s (on every CTA of the cluster: the peer multicasts into it).
     auto release_stage = [&](int s) {
@@ -334,30 +341,33 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // (Opaque to the compiler, which would otherwise rebuild them inside the loop.)
     const uint64_t desc_p0 = opaque_u64(wgmma_desc_sw128(s_base + (T::SWAP ? T::OFF_B : 0) + wg * 64 * 128));
     const uint64_t desc_q0 = opaque_u64(wgmma_desc_sw128(s_base + (T::SWAP ? 0 : T::OFF_B)));
-    // Issues the 4 wgmmas of ring position g into `acc` (a fresh accumulator).
-    auto issue = [&](float* acc, uint32_t g) {
+    // Issues the 4 wgmmas of ring position g, N-side wave v, into `acc` (a fresh accumulator).
+    auto issue = [&](float* acc, uint32_t g, int v) {
         const int s = g % STAGES;
-        mbar_wait(full0 + 8 * s, (g / STAGES) & 1);
-        const uint64_t dp = desc_p0 + (uint64_t)(s * P_STRIDE), dq = desc_q0 + (uint64_t)(s * Q_STRIDE);
+        if (v == 0) mbar_wait(full0 + 8 * s, (g / STAGES) & 1);
+        // Wave v reads weight rows [128 v, 128 v + 128): whole 1024-byte swizzle atoms further on.
+        const uint64_t dp = desc_p0 + (uint64_t)(s * P_STRIDE), dq = desc_q0 + (uint64_t)(s * Q_STRIDE + v * T::WN * 128 / 16);
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < 4; ++ks) Wgmma<T::WN>::run(acc, dp + 2 * ks, dq + 2 * ks, ks > 0);
         wgmma_commit();
     };
-    // Retires ring position g from `acc`: wait for its wgmmas, release the stage, then
-    // total += acc * As * Bs; `release` = false keeps the stage (the staged C below uses it).
+    // Retires ring position g, wave v, from `acc`: wait for its wgmmas, release the stage, then
+    // total += acc * As * Bs; `release` = false keeps the stage (for the tile's next wave, or
+    // for the staged C below).
     // (Overlapping this promotion with more wgmmas measured slower every way tried: a second
     // accumulator, column halves, turn-taking; ci/h200/experiments/ and BENCHMARKS.md.)
     // jb: the first 8-column group of the tile in its second weight-scale block (SB == 2).
-    auto retire = [&](float* acc, uint32_t g, int jb, bool release) {
+    auto retire = [&](float* acc, uint32_t g, int jb, int v, bool release) {
         const int s = g % STAGES;
         const float* sa = sAS + s * BM;
-        const float sb = sBS[s * T::SB];
+        const float sb = sBS[s * T::SB + (T::NWAVES > 1 ? v : 0)];
+        float* tot = total + v * R;
         float sc[T::SWAP ? R / 2 : 4];
         if constexpr (!T::SWAP) {
             sc[0] = sa[lrow] * sb;
             sc[1] = sa[lrow + 8] * sb;
-            if constexpr (T::SB == 2) {
+            if constexpr (T::SB == 2 && T::NWAVES == 1) {
                 const float sb1 = sBS[s * T::SB + 1];
                 sc[2] = sa[lrow] * sb1;
                 sc[3] = sa[lrow + 8] * sb1;
@@ -380,13 +390,13 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 const int h = j >= J0 ? 2 : 0;
                 const float x0 = T::SWAP ? sc[2 * j] : sc[h], x1 = T::SWAP ? sc[2 * j + 1] : sc[h];
                 const float y0 = T::SWAP ? sc[2 * j] : sc[h + 1], y1 = T::SWAP ? sc[2 * j + 1] : sc[h + 1];
-                total[4 * j + 0] = fmaf(x0, acc[4 * j + 0], total[4 * j + 0]);
-                total[4 * j + 1] = fmaf(x1, acc[4 * j + 1], total[4 * j + 1]);
-                total[4 * j + 2] = fmaf(y0, acc[4 * j + 2], total[4 * j + 2]);
-                total[4 * j + 3] = fmaf(y1, acc[4 * j + 3], total[4 * j + 3]);
+                tot[4 * j + 0] = fmaf(x0, acc[4 * j + 0], tot[4 * j + 0]);
+                tot[4 * j + 1] = fmaf(x1, acc[4 * j + 1], tot[4 * j + 1]);
+                tot[4 * j + 2] = fmaf(y0, acc[4 * j + 2], tot[4 * j + 2]);
+                tot[4 * j + 3] = fmaf(y1, acc[4 * j + 3], tot[4 * j + 3]);
             }
         };
-        if constexpr (T::SB == 2 && !T::SWAP) {
+        if constexpr (T::SB == 2 && T::NWAVES == 1 && !T::SWAP) {
             // A 192-wide tile starts at a block edge (second block from column 128) or in
             // a block's middle (from column 64).
             if (jb == 16) promote(IntC<16>{});
@@ -410,21 +420,24 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         item(w, m0, n0, kb_begin, nkb);
         if (nkb == 0) continue;
 #pragma unroll
-        for (int i = 0; i < R; ++i) total[i] = 0.f;
+        for (int i = 0; i < RT; ++i) total[i] = 0.f;
         const int jb = (128 - n0 % 128) / 8;
         // 16-bit C goes out through the tile's last ring stage (below), which this warp
         // keeps until then; split K adds fp32 into the workspace directly.
         const bool staged = STAGE_C && !split;
         for (int i = 0; i < nkb; ++i) {
-            issue(acc, g + i);
-            retire(acc, g + i, jb, !(staged && i + 1 == nkb));
+#pragma unroll
+            for (int v = 0; v < T::NWAVES; ++v) {
+                issue(acc, g + i, v);
+                retire(acc, g + i, jb, v, v + 1 == T::NWAVES && !(staged && i + 1 == nkb));
+            }
         }
         g += nkb;
 
         if constexpr (STAGE_C) if (staged) {
             // The last stage's A and B tiles (every consumer's wgmmas are done with them after
             // the barrier) hold each warp's 16-row piece of C: warpgroup 0's in the B tile,
-            // warpgroup 1's in the A tile, a 192-wide tile in two passes of 96 columns. The
+            // warpgroup 1's in the A tile, a 192- or 256-wide tile in two passes of half its columns. The
             // fragments go in as 4-byte stores, 16-byte chunk c of row r at chunk c ^ (r % 8)
             // (no bank conflicts), and come back as 16-byte pieces of rows, so each warp store
             // writes whole 128-byte lines (fragments stored directly scatter over 8 rows).
@@ -435,7 +448,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             const bool vec = c_rows_vec16(C, N);
 #pragma unroll
             for (int p = 0; p < C_PASSES; ++p) {
-                constexpr int JP = R / 4 / C_PASSES, CH = BN / 8 / C_PASSES;  // 8-column groups per pass
+                constexpr int JP = RT / 4 / C_PASSES, CH = BN / 8 / C_PASSES;  // 8-column groups per pass
 #pragma unroll
                 for (int jj = 0; jj < JP; ++jj) {
                     const int j = p * JP + jj;
@@ -464,7 +477,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         if constexpr (!T::SWAP) {
             const int row = m0 + lrow;
 #pragma unroll
-            for (int j = 0; j < R / 4; ++j) {
+            for (int j = 0; j < RT / 4; ++j) {
                 const int col = n0 + 8 * j + lcol;
                 store_pair<OutT>(C, ws, split, M, N, row, col, total[4 * j], total[4 * j + 1]);
                 store_pair<OutT>(C, ws, split, M, N, row + 8, col, total[4 * j + 2], total[4 * j + 3]);

@@ -87,10 +87,22 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
     }
     assert!(checked > 0, "no shipped NVIDIA kernel entries found");
     // K % 16 != 0 (no TMA row pitch) takes the mma.sync tile; small M takes a swapped TMA tile.
-    assert_eq!(kernels::body(&kernels::heuristic_config(&shape(64, 576, 200))), Some("mma"));
+    assert_eq!(kernels::body(&kernels::heuristic_config(&shape(64, 576, 200), 132)), Some("mma"));
     if sm90a {
-        assert_eq!(kernels::body(&kernels::heuristic_config(&shape(8, 4096, 7168))), Some("tma_swap"));
-        assert_eq!(kernels::body(&kernels::heuristic_config(&shape(4096, 4096, 7168))), Some("tma"));
+        assert_eq!(kernels::body(&kernels::heuristic_config(&shape(8, 4096, 7168), 132)), Some("tma_swap"));
+        assert_eq!(kernels::body(&kernels::heuristic_config(&shape(4096, 4096, 7168), 132)), Some("tma"));
+        // Large M: the widest tile that finishes in the fewest whole waves of 132 SMs: N=4096
+        // in 128x256 (M=1024: 128 tiles, one wave; 128x192 would take two), N=18432 at M=1024
+        // in 128x192 (768 tiles, 6 waves; 128x256 makes 576, 5 waves of wider tiles).
+        let wide = |m, n| {
+            let c = kernels::heuristic_config(&shape(m, n, 7168), 132);
+            (c.block_m, c.block_n)
+        };
+        assert_eq!(wide(1024, 4096), (128, 256));
+        assert_eq!(wide(4096, 4096), (128, 256));
+        assert_eq!(wide(1024, 18432), (128, 192));
+        // 600 x 512: 5 x 4 tiles of 128x128 against 5 x 2 of 128x256, one wave either way.
+        assert_eq!(wide(600, 512), (128, 128));
         assert!(kernels::candidate_configs().iter().all(|c| kernels::body(c).is_some()));
         // num_warps says which operand takes the wgmma M side: 4 per 64 rows of BM (normal)
         // or of BN (swapped), e.g. m64n128w4 vs m64n128w8 (tuning builds compile both).
@@ -107,7 +119,7 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
     // otherwise, an explicit SPLIT_K clamped to the K blocks.
     let big = kernels::default_config();
     assert_eq!(kernels::split_k(&big, &shape(4096, 4096, 7168), 132), 1);
-    let small = kernels::heuristic_config(&shape(8, 4096, 7168));
+    let small = kernels::heuristic_config(&shape(8, 4096, 7168), 132);
     let s = kernels::split_k(&small, &shape(8, 4096, 7168), 132);
     assert!((2..=8).contains(&s) && 56 / s >= 4, "split {s}");
     assert_eq!(kernels::split_k(&kernels::with_split_k(&big, 64), &shape(8, 4096, 512), 132), 4);
@@ -116,10 +128,10 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
         // second wave; 2 make one wave of 72 blocks.
         assert_eq!(kernels::split_k(&big, &shape(128, 7168, 18432), 132), 2);
         // 128 tiles of 64x64 nearly fill the SMs: no split (2 would make 256 items).
-        let mid = kernels::heuristic_config(&shape(128, 4096, 7168));
+        let mid = kernels::heuristic_config(&shape(128, 4096, 7168), 132);
         assert_eq!((mid.block_m, mid.block_n, kernels::split_k(&mid, &shape(128, 4096, 7168), 132)), (64, 64, 1));
         // Swapped tiles stream weights: 112 tiles split in 2, so that every SM streams.
-        let few = kernels::heuristic_config(&shape(8, 7168, 18432));
+        let few = kernels::heuristic_config(&shape(8, 7168, 18432), 132);
         assert_eq!((kernels::body(&few), kernels::split_k(&few, &shape(8, 7168, 18432), 132)), (Some("tma_swap"), 2));
     }
 }
@@ -208,7 +220,7 @@ fn check_gemm(be: &CudaBackend, q: &QuantizedProblem, out: OutDtype, paths: &[Ge
         let fp8_tensor_cores = match path {
             GemmPath::Vendor => true,
             GemmPath::Tuned(c) => kernels::uses_wgmma(c),
-            GemmPath::KernelDefault => kernels::uses_wgmma(&kernels::heuristic_config(&q.shape)),
+            GemmPath::KernelDefault => kernels::uses_wgmma(&kernels::heuristic_config(&q.shape, 132)),
         };
         let bound = if fp8_tensor_cores { calc_diff_bound(OutDtype::Bf16) } else { calc_diff_bound(out) };
         assert_output_close(&sub, out, &reference, bound, &what);
@@ -288,7 +300,7 @@ fn every_compiled_config_is_correct() {
         check_gemm(&be, q, OutDtype::Bf16, &paths);
     }
     // Split K (fp32 atomics + conversion kernel), uneven splits included, every output dtype.
-    let split_cfgs = [kernels::default_config(), kernels::heuristic_config(&problems[0].shape), kernels::heuristic_config(&problems[2].shape)];
+    let split_cfgs = [kernels::default_config(), kernels::heuristic_config(&problems[0].shape, 132), kernels::heuristic_config(&problems[2].shape, 132)];
     let splits_of = |c: &KernelConfig| [3u32, 4].map(|s| GemmPath::Tuned(kernels::with_split_k(c, s)));
     let split_paths: Vec<GemmPath> = split_cfgs.iter().flat_map(splits_of).collect();
     // Clusters (tuning builds; bf16 only there) with split K too.
@@ -517,7 +529,7 @@ fn planner_follows_tuned_files_and_falls_back() {
     use std::sync::Arc;
     let Some(be) = gpu() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let mut tuned = kernels::heuristic_config(&GemmShape { m: 17, n: 576, k: 1280, block: (128, 128), format: FN, out_dtype: OutDtype::Bf16 });
+    let mut tuned = kernels::heuristic_config(&GemmShape { m: 17, n: 576, k: 1280, block: (128, 128), format: FN, out_dtype: OutDtype::Bf16 }, 132);
     tuned.group_m = 4;
     let table = ConfigTable::from_entries(vec![(16, tuned.clone())]).unwrap();
     std::fs::write(dir.path().join(dense_file_name(576, 1280, &be.device().name, "fp8_w8a8", (128, 128))), table.to_json()).unwrap();

@@ -131,8 +131,8 @@ pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: 
             }
             Err(e) => return Err(e),
         };
-        let default_cfg = super::kernels::heuristic_config(&p.shape);
         let sms = dev.compute_units;
+        let default_cfg = super::kernels::heuristic_config(&p.shape, sms);
         let label = |c: &KernelConfig| format!("{} split{}{}", c.short(), super::kernels::split_k(c, &p.shape, sms), if super::kernels::uses_wgmma(c) { " wgmma" } else { " mma.sync" });
         let default_us = median(be.time_gemm(&p, &GemmPath::KernelDefault, &t)?) * 1e6;
         let mut best = (default_us, default_cfg.clone());

@@ -94,7 +94,7 @@ pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Re
             return unsafe { plan.run(h, b, bs, a, as_, c, ptr(ws, st), st.cu_stream() as _) };
         }
         GemmPath::Tuned(cfg) => cfg.clone(),
-        GemmPath::KernelDefault => kernels::heuristic_config(&s),
+        GemmPath::KernelDefault => kernels::heuristic_config(&s, be.device.compute_units),
     };
     let mut inst = kernels::find_gemm(&cfg, s.out_dtype).map_err(|reason| Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason })?;
     if inst.body != "mma" && s.k % 16 != 0 {
@@ -209,7 +209,7 @@ pub(crate) fn needs_split_ws(be: &CudaBackend, shape: &GemmShape, path: &GemmPat
     let cfg = match path {
         GemmPath::Vendor => return false,
         GemmPath::Tuned(cfg) => cfg.clone(),
-        GemmPath::KernelDefault => kernels::heuristic_config(shape),
+        GemmPath::KernelDefault => kernels::heuristic_config(shape, be.device.compute_units),
     };
     kernels::split_k(&cfg, shape, be.device.compute_units) > 1
 }

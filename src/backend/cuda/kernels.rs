@@ -160,8 +160,9 @@ pub fn default_config() -> KernelConfig {
 /// The `KernelDefault` path: a fixed tile per M range among the always-compiled tiles.
 /// Up to M = 128 the shapes are bound by streaming B: swapped TMA tiles put the weights on the
 /// wgmma M side and 16 or 32 tokens on its N side, with split-K filling the SMs (`split_k`);
-/// the ranges follow the best tiles of the H200 sweep (BENCHMARKS.md).
-pub fn heuristic_config(shape: &GemmShape) -> KernelConfig {
+/// the ranges follow the best tiles of the H200 sweep (BENCHMARKS.md). Above M = 512 the
+/// widest 128-row tile that keeps the SMs busy (`large_m_config`).
+pub fn heuristic_config(shape: &GemmShape, sms: u32) -> KernelConfig {
     if shape.k % 16 != 0 {
         return unaligned_k_config();
     }
@@ -172,8 +173,25 @@ pub fn heuristic_config(shape: &GemmShape) -> KernelConfig {
         // 2026-11-29: M=128 N=18432 K=7168 49.7 vs 70.5 us, N=4096 K=7168 20.5 vs 18.6 us).
         65..=128 => first_compiled(&[(64, 64, 4, 4, 8), (32, 64, 4, 4, 8)]),
         129..=512 => first_compiled(&[(64, 64, 4, 4, 8), (64, 128, 8, 4, 8)]),
-        _ => default_config(),
+        _ => large_m_config(shape, sms),
     }
+}
+
+/// Large M: 128x128, 128x192 or 128x256 (those compiled), whichever finishes first in whole
+/// waves of tiles over the SMs, a wide tile's time being its columns over its speed relative
+/// to 128x128. H200 sweep of 2026-11-30: 128x256 at 1.12x the 128x128 speed (M=N=4096
+/// K=7168: 193 against 217 us, 4 waves against 8), 128x192 at 1.10x (M=1024 N=18432:
+/// 220 us in 6 waves, against 235 for 128x256 in 5 of 576 tiles).
+fn large_m_config(shape: &GemmShape, sms: u32) -> KernelConfig {
+    const WIDE: [(u32, u32, f64); 3] = [(256, 4, 1.12), (192, 3, 1.10), (128, 6, 1.0)];
+    let sms = sms.max(1) as usize;
+    let time = |bn: u32, speed: f64| (tile_groups(128, bn, 1, shape).div_ceil(sms) as f64) * bn as f64 / speed;
+    WIDE.iter()
+        .map(|&(bn, stages, speed)| (tile_config(128, bn, 8, stages, 8), time(bn, speed)))
+        .filter(|(c, _)| find_gemm(c, OutDtype::Bf16).is_ok())
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, _)| c)
+        .unwrap_or_else(default_config)
 }
 
 /// The compiled instantiation for `cfg` and `out`, or why there is none.

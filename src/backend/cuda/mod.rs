@@ -298,7 +298,7 @@ impl Backend for CudaBackend {
         self.check_shape(shape)?;
         match path {
             GemmPath::Tuned(cfg) => kernels::find_gemm(cfg, shape.out_dtype).map(|_| ()),
-            GemmPath::KernelDefault => kernels::find_gemm(&kernels::heuristic_config(shape), shape.out_dtype).map(|_| ()),
+            GemmPath::KernelDefault => kernels::find_gemm(&kernels::heuristic_config(shape, self.device.compute_units), shape.out_dtype).map(|_| ()),
             GemmPath::Vendor => self.vendor_supports(shape),
         }
     }
@@ -330,7 +330,7 @@ impl Backend for CudaBackend {
         kernels::default_config()
     }
     fn default_config_for(&self, shape: &GemmShape) -> KernelConfig {
-        kernels::heuristic_config(shape)
+        kernels::heuristic_config(shape, self.device.compute_units)
     }
     fn pinned_config(&self, cfg: &KernelConfig, shape: &GemmShape) -> KernelConfig {
         kernels::with_split_k(cfg, kernels::split_k(cfg, shape, self.device.compute_units))
