@@ -263,6 +263,12 @@ fn malformed_files_are_rejected_with_reasons() {
     assert!(cfg.has_blockfp8_keys());
     let (_, plain) = ConfigTable::parse(&format!("{{\"1\": {OK}}}")).unwrap().nearest(1).map(|(m, c)| (m, c.clone())).unwrap();
     assert_eq!((plain.cluster(), plain.has_blockfp8_keys()), (1, false));
+    // BLOCK_SIZE_N = 192 (CUDA's 128x192 tile) is the one non-power of two a file may hold;
+    // vLLM cannot run it, so it marks the entry as blockfp8's like the keys above.
+    let t = ConfigTable::parse(&with("BLOCK_SIZE_N", "192")).unwrap();
+    let (_, wide) = t.nearest(1).unwrap();
+    assert_eq!((wide.block_n, wide.has_blockfp8_keys()), (192, true));
+    rejects(&with("BLOCK_SIZE_N", "96"), "power of two");
 }
 
 #[test]

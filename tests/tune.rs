@@ -399,6 +399,15 @@ struct LyingBackend {
     extra: Vec<KernelConfig>,
     /// A K split this backend "chooses by rule" and writes out in `pinned_config`.
     pin_split: Option<u64>,
+    /// The kernel default above M = 8 is `wide_config()` (like CUDA's 128x192 at large M).
+    wide_default: bool,
+}
+
+/// A BLOCK_SIZE_N = 192 variant of a CPU candidate: valid in blockfp8's files, not in vLLM's.
+fn wide_config() -> KernelConfig {
+    let mut wide = CpuBackend::new().candidate_configs()[0].clone();
+    wide.block_n = 192;
+    wide
 }
 
 impl Backend for LyingBackend {
@@ -456,7 +465,9 @@ impl Backend for LyingBackend {
         c
     }
     fn default_config_for(&self, shape: &GemmShape) -> KernelConfig {
-        if shape.m <= 8 {
+        if self.wide_default && shape.m > 8 {
+            wide_config()
+        } else if shape.m <= 8 {
             self.inner.candidate_configs()[3].clone()
         } else {
             self.inner.default_config()
@@ -464,26 +475,61 @@ impl Backend for LyingBackend {
     }
 }
 
-/// A tile the backend runs but a config file cannot name (BLOCK_SIZE_N 192, like CUDA's
-/// 128x192) is skipped with its reason, even when it would be the fastest.
+/// A tile the backend runs but a config file cannot name (BLOCK_SIZE_N 96) is skipped with
+/// its reason, even when it would be the fastest.
 #[test]
 fn candidates_a_config_file_cannot_hold_are_skipped() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut wide = CpuBackend::new().candidate_configs()[0].clone();
-    wide.block_n = 192;
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![wide.clone()], pin_split: None });
+    let mut odd = CpuBackend::new().candidate_configs()[0].clone();
+    odd.block_n = 96;
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![odd.clone()], pin_split: None, wide_default: false });
     let shape = GemmShape { m: 16, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
     let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, true);
-    assert!(!keep.contains(&wide) && !keep.is_empty());
-    let why = skipped.iter().find(|r| r.config == wide.short()).expect("the wide tile is reported");
+    assert!(!keep.contains(&odd) && !keep.is_empty());
+    let why = skipped.iter().find(|r| r.config == odd.short()).expect("the odd tile is reported");
     assert!(why.reason.contains("power of two"), "{}", why.reason);
-    let t = FakeTiming { forced: [(wide.short(), 1e-9)].into(), ..Default::default() };
+    let t = FakeTiming { forced: [(odd.short(), 1e-9)].into(), ..Default::default() };
     let dir = tmp.path().join("w");
     let r = tune::tune_with(&[backend], &opts(vec![tune::parse_shape("256,256").unwrap()], &dir, &[1, 16]), &t).unwrap();
-    assert!(r.records.iter().all(|rec| rec.config != wide && rec.skipped >= 1));
+    assert!(r.records.iter().all(|rec| rec.config != odd && rec.skipped >= 1));
     // What was written loads.
     for (name, text) in config_files(&dir) {
         ConfigTable::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// BLOCK_SIZE_N = 192 (CUDA's 128x192 tile) goes into blockfp8's files, as a candidate or as
+/// the kernel default that won; files for vLLM get neither.
+#[test]
+fn the_wide_tile_is_blockfp8_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wide = wide_config();
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![wide.clone()], pin_split: None, wide_default: false });
+    let shape = GemmShape { m: 16, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
+    assert!(tune::candidate_configs(backend.as_ref(), &shape, true).0.contains(&wide));
+    let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, false);
+    assert!(!keep.contains(&wide) && skipped.iter().any(|r| r.config == wide.short() && r.reason.contains("blockfp8-only")));
+    let shapes = vec![tune::parse_shape("256,256").unwrap()];
+    let t = FakeTiming { forced: [(wide.short(), 1e-9)].into(), ..Default::default() };
+    let r = tune::tune_with(std::slice::from_ref(&backend), &opts(shapes.clone(), &tmp.path().join("a"), &[16]), &t).unwrap();
+    assert_eq!(r.records[0].config.block_n, 192);
+    for (name, text) in config_files(&tmp.path().join("a")) {
+        let (_, cfg) = ConfigTable::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}")).nearest(16).map(|(m, c)| (m, c.clone())).unwrap();
+        assert_eq!(cfg.block_n, 192, "{name}");
+    }
+    // The kernel default is the wide tile and by far the fastest: a vLLM file gets the
+    // fastest config it can name instead, a blockfp8 file the default's config.
+    let wide_default: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![], pin_split: None, wide_default: true });
+    let t = FakeTiming { forced: [("default".to_string(), 1e-9)].into(), ..Default::default() };
+    let r = tune::tune_with(std::slice::from_ref(&wide_default), &opts(shapes.clone(), &tmp.path().join("b"), &[16]), &t).unwrap();
+    assert_eq!((r.records[0].choice, r.records[0].config.block_n), (Choice::KernelDefault, 192));
+    let mut compat = opts(shapes, &tmp.path().join("c"), &[16]);
+    compat.blockfp8_keys = false;
+    let r = tune::tune_with(std::slice::from_ref(&wide_default), &compat, &t).unwrap();
+    assert!(r.records[0].choice == Choice::Tuned && !r.records[0].config.has_blockfp8_keys(), "{:?}", r.records[0]);
+    for (name, text) in config_files(&tmp.path().join("c")) {
+        let t = ConfigTable::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(t.entries.iter().all(|(_, c)| !c.has_blockfp8_keys()), "{name}");
     }
 }
 
@@ -492,7 +538,7 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     let tmp = tempfile::tempdir().unwrap();
     let cands = CpuBackend::new().candidate_configs();
     let broken = cands[0].clone();
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![], pin_split: None });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![], pin_split: None, wide_default: false });
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     // The broken config would be by far the fastest.
     let t = FakeTiming { forced: [(broken.short(), 1e-9)].into(), ..Default::default() };
@@ -520,7 +566,7 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
 
     // A vendor path that wins is recorded with PATH_KEY, kernel fields intact, and the plan
     // of a library reading the file takes the vendor path.
-    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None, extra: vec![], pin_split: None });
+    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None, extra: vec![], pin_split: None, wide_default: false });
     let dir = tmp.path().join("c");
     let runner_up = CpuBackend::new().candidate_configs()[7].clone();
     let t = FakeTiming { forced: [("vendor".to_string(), 1e-9), (runner_up.short(), 2e-9)].into(), ..Default::default() };
@@ -613,7 +659,7 @@ fn mixed_device_models_and_empty_inputs_are_refused() {
 fn sampled_reference_and_column_major_scales_still_catch_wrong_results() {
     let tmp = tempfile::tempdir().unwrap();
     let broken = CpuBackend::new().candidate_configs()[3].clone();
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![], pin_split: None });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![], pin_split: None, wide_default: false });
     let mut o = opts(vec![tune::parse_shape("640,384").unwrap()], tmp.path(), &[3, 37]);
     o.full_reference_macs = 1.0; // always sample: 16 rows (first and last included) x 4 column blocks
     o.scale_layout = blockfp8::ScaleLayout::ColumnMajor;
@@ -720,7 +766,7 @@ fn cluster_candidates_win_only_files_for_blockfp8() {
     let tmp = tempfile::tempdir().unwrap();
     let mut pair = CpuBackend::new().candidate_configs()[0].clone();
     pair.extra.insert(CLUSTER_KEY.into(), 2.into());
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![pair.clone()], pin_split: None });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![pair.clone()], pin_split: None, wide_default: false });
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     let t = FakeTiming { forced: [(pair.short(), 1e-9)].into(), ..Default::default() };
     let dir = tmp.path().join("own");
@@ -749,7 +795,7 @@ fn cluster_candidates_win_only_files_for_blockfp8() {
 #[test]
 fn winners_are_written_with_the_backends_pinned_choices() {
     let tmp = tempfile::tempdir().unwrap();
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![], pin_split: Some(3) });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![], pin_split: Some(3), wide_default: false });
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     let fast = CpuBackend::new().candidate_configs()[2].clone();
     let split = |c: &KernelConfig| c.extra.get("SPLIT_K").and_then(|v| v.as_u64());
@@ -770,7 +816,7 @@ fn winners_are_written_with_the_backends_pinned_choices() {
         assert!(r.records.iter().all(|rec| rec.config.extra.is_empty()), "vLLM files carry no blockfp8 keys");
     }
     // A vendor winner keeps the fastest kernel's fields as they were timed, unpinned.
-    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None, extra: vec![], pin_split: Some(3) });
+    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None, extra: vec![], pin_split: Some(3), wide_default: false });
     let t = FakeTiming { forced: [("vendor".to_string(), 1e-9)].into(), ..Default::default() };
     let r = tune::tune_with(std::slice::from_ref(&vendor), &opts(shapes, &tmp.path().join("v"), &[1, 16]), &t).unwrap();
     assert!(r.records.iter().all(|rec| rec.config.prefers_vendor() && split(&rec.config).is_none()));

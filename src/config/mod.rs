@@ -21,6 +21,11 @@ pub const PATH_KEY: &str = "blockfp8_path";
 /// the key like `PATH_KEY`, so `tune --vllm-compatible` never picks such a candidate.
 pub const CLUSTER_KEY: &str = "blockfp8_cluster";
 
+/// The one BLOCK_SIZE_N that is not a power of two which files may hold: CUDA's 128x192 tile
+/// (two warpgroups of 64x192, the widest accumulators the registers take). Only blockfp8 runs
+/// it, so like the keys above it keeps a file from vLLM (`has_blockfp8_keys`).
+pub const WIDE_BLOCK_N: u32 = 192;
+
 /// Key in an entry fixing the number of K splits (CUDA; otherwise the backend's rule picks
 /// it). The tuner writes the split it timed into files for this crate, so that a later rule
 /// change leaves tuned entries as measured.
@@ -83,9 +88,10 @@ impl KernelConfig {
         self.extra.get(CLUSTER_KEY).and_then(|v| v.as_u64()).map_or(1, |v| v.min(u32::MAX as u64) as u32)
     }
 
-    /// Whether the entry carries keys only blockfp8 reads (vLLM's launcher rejects them).
+    /// Whether the entry carries keys only blockfp8 reads (vLLM's launcher rejects them), or
+    /// `WIDE_BLOCK_N`, which vLLM's Triton kernel cannot run (its tiles are powers of two).
     pub fn has_blockfp8_keys(&self) -> bool {
-        [PATH_KEY, CLUSTER_KEY, SPLIT_K_KEY].iter().any(|k| self.extra.contains_key(*k))
+        self.block_n == WIDE_BLOCK_N || [PATH_KEY, CLUSTER_KEY, SPLIT_K_KEY].iter().any(|k| self.extra.contains_key(*k))
     }
 
     /// Compact label, e.g. `m64n128k128g32w4s2`, plus `i16` for the MFMA shape and `c2` for

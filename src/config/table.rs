@@ -150,8 +150,9 @@ impl KernelConfig {
     /// Range checks on the typed fields (the parser has already checked the JSON types).
     pub fn validate(&self) -> Result<(), String> {
         for (name, v) in [("BLOCK_SIZE_M", self.block_m), ("BLOCK_SIZE_N", self.block_n), ("BLOCK_SIZE_K", self.block_k)] {
-            if !v.is_power_of_two() || v > 1024 {
-                return Err(format!("{name} = {v} is not a power of two in 1..=1024"));
+            let blockfp8_wide = name == "BLOCK_SIZE_N" && v == super::WIDE_BLOCK_N;
+            if !blockfp8_wide && (!v.is_power_of_two() || v > 1024) {
+                return Err(format!("{name} = {v} is not a power of two in 1..=1024 (or {} for BLOCK_SIZE_N)", super::WIDE_BLOCK_N));
             }
         }
         if !(1..=4096).contains(&self.group_m) {

@@ -72,8 +72,8 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys
         let reason = if cfg.block_k == 0 || shape.block.1 % cfg.block_k as usize != 0 {
             Some(format!("BLOCK_SIZE_K {} does not divide the weight block_k {}", cfg.block_k, shape.block.1))
         } else if let Err(why) = cfg.validate() {
-            // A kernel the backend can run but a config file cannot name (e.g. CUDA's 128x192
-            // tile: vLLM's format wants powers of two), so the tuner must not pick it.
+            // A kernel the backend can run but a config file cannot name, so the tuner must
+            // not pick it.
             Some(format!("a config file cannot hold it: {why}"))
         } else if !blockfp8_keys && cfg.has_blockfp8_keys() {
             Some("needs a blockfp8-only key (--vllm-compatible)".into())
@@ -188,7 +188,17 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     }
 
     // Fastest correct contender; on equal times the earlier (default paths first) stays.
-    let eligible = |c: &Contender| s.blockfp8_keys || c.choice != Choice::Vendor;
+    // Files for vLLM can name neither the vendor path nor a kernel default only blockfp8 runs
+    // (e.g. CUDA's 128x192 tile at large M).
+    let default_vllm_ok = !backend.default_config_for(&shape).has_blockfp8_keys();
+    let eligible = |c: &Contender| {
+        s.blockfp8_keys
+            || match c.choice {
+                Choice::Vendor => false,
+                Choice::KernelDefault => default_vllm_ok,
+                Choice::Tuned => true,
+            }
+    };
     let fastest = |keep: &dyn Fn(&Contender) -> bool| {
         let mut best: Option<usize> = None;
         for (i, c) in contenders.iter().enumerate() {
@@ -218,6 +228,8 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
         let confirmed = (retime(&contenders[best])?, retime(&contenders[default_idx])?);
         match confirmed {
             (Some(w), Some(d)) if w < d => (time, default_time) = (w, d),
+            // A default the file cannot name stays out: the winner is the fastest it can.
+            (Some(w), d) if !eligible(&contenders[default_idx]) => (time, default_time) = (w, d.unwrap_or(default_time)),
             (w, d) => {
                 log::info!("{what}: {} did not beat the default path again ({w:?} s vs {d:?} s); keeping the default", contenders[best].path.label());
                 best = default_idx;
