@@ -185,10 +185,9 @@ fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
                     let wanted = if wgmma_build { tma } else { bn <= 128 };
                     if wanted && tile_problem(&t, wgmma_build).is_none() {
                         out.push(t);
-                        // Large-M tiles also in clusters of two (weight tile multicast; not
-                        // for 256 wide, as multicast gained under 1% on the H200).
+                        // Large-M tiles also in clusters of two (weight tile multicast).
                         let pair = Tile { cluster: 2, ..t };
-                        if bm == 128 && bn != 256 && tile_problem(&pair, wgmma_build).is_none() {
+                        if bm == 128 && tile_problem(&pair, wgmma_build).is_none() {
                             out.push(pair);
                         }
                     }

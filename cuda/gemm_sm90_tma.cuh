@@ -352,44 +352,62 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         for (int ks = 0; ks < 4; ++ks) Wgmma<T::WN>::run(acc, dp + 2 * ks, dq + 2 * ks, ks > 0);
         wgmma_commit();
     };
+    // The scales of ring position g, read once per K block. Normal tiles hold rows lrow and
+    // lrow + 8: raw = {As[lrow], As[lrow + 8], Bs of each weight-scale block}. Swapped tiles
+    // hold token columns: raw[2j + e] = As * Bs of column 8j + lcol + e.
+    // AHEAD: read one K block ahead of use (128x128, 128x256, 64-row tiles). Read in the
+    // block itself, ptxas placed the reads and the products that need them between the
+    // block's wgmmas, whose issue then waited for shared memory (H200 ncu of 128x256: 7% of
+    // the stall samples on those products). The H200 A/B: 128x256 +0.6-3%, 64x64 +2%;
+    // 128x192 and the swapped tiles lost 3% that way, so they read in the block.
+    constexpr bool AHEAD = !T::SWAP && !(T::SB == 2 && T::NWAVES == 1);
+    constexpr int NRAW = T::SWAP ? R / 2 : 2 + T::SB;
+    auto scales = [&](uint32_t g, float* raw) {
+        const int s = g % STAGES;
+        const float* sa = sAS + s * BM;
+        if constexpr (!T::SWAP) {
+            raw[0] = sa[lrow];
+            raw[1] = sa[lrow + 8];
+#pragma unroll
+            for (int b = 0; b < T::SB; ++b) raw[2 + b] = sBS[s * T::SB + b];
+        } else {
+            const float sb = sBS[s * T::SB];
+#pragma unroll
+            for (int j = 0; j < R / 4; ++j) {
+                raw[2 * j] = sa[8 * j + lcol] * sb;
+                raw[2 * j + 1] = sa[8 * j + lcol + 1] * sb;
+            }
+        }
+    };
     // Retires ring position g, wave v, from `acc`: wait for its wgmmas, release the stage, then
     // total += acc * As * Bs; `release` = false keeps the stage (for the tile's next wave, or
     // for the staged C below).
     // (Overlapping this promotion with more wgmmas measured slower every way tried: a second
     // accumulator, column halves, turn-taking; ci/h200/experiments/ and BENCHMARKS.md.)
     // jb: the first 8-column group of the tile in its second weight-scale block (SB == 2).
-    auto retire = [&](float* acc, uint32_t g, int jb, int v, bool release) {
-        const int s = g % STAGES;
-        const float* sa = sAS + s * BM;
-        const float sb = sBS[s * T::SB + (T::NWAVES > 1 ? v : 0)];
-        float* tot = total + v * R;
-        float sc[T::SWAP ? R / 2 : 4];
+    auto retire = [&](float* acc, uint32_t g, const float* raw, int jb, int v, bool release) {
+        // sc[2b + h]: row lrow + 8h times weight-scale block b (normal tiles).
+        float sc[T::SWAP ? 1 : 4];
         if constexpr (!T::SWAP) {
-            sc[0] = sa[lrow] * sb;
-            sc[1] = sa[lrow + 8] * sb;
-            if constexpr (T::SB == 2 && T::NWAVES == 1) {
-                const float sb1 = sBS[s * T::SB + 1];
-                sc[2] = sa[lrow] * sb1;
-                sc[3] = sa[lrow + 8] * sb1;
-            }
-        } else {
 #pragma unroll
-            for (int j = 0; j < R / 4; ++j) {
-                sc[2 * j] = sa[8 * j + lcol] * sb;
-                sc[2 * j + 1] = sa[8 * j + lcol + 1] * sb;
+            for (int b = 0; b < T::SB; ++b) {
+                if (T::NWAVES > 1 && b != v) continue;
+                sc[2 * b] = raw[0] * raw[2 + b];
+                sc[2 * b + 1] = raw[1] * raw[2 + b];
             }
         }
         wgmma_wait0();
         fence_regs<R>(acc);
-        if (release) release_stage(s);
+        if (release) release_stage(g % STAGES);
+        float* tot = total + v * R;
         // J0 (compile time, so no per-column select): groups j >= J0 take the second block.
         auto promote = [&](auto j0) {
             constexpr int J0 = decltype(j0)::value;
 #pragma unroll
             for (int j = 0; j < R / 4; ++j) {
-                const int h = j >= J0 ? 2 : 0;
-                const float x0 = T::SWAP ? sc[2 * j] : sc[h], x1 = T::SWAP ? sc[2 * j + 1] : sc[h];
-                const float y0 = T::SWAP ? sc[2 * j] : sc[h + 1], y1 = T::SWAP ? sc[2 * j + 1] : sc[h + 1];
+                const int h = T::NWAVES > 1 ? 2 * v : j >= J0 ? 2 : 0;
+                const float x0 = T::SWAP ? raw[2 * j] : sc[h], x1 = T::SWAP ? raw[2 * j + 1] : sc[h];
+                const float y0 = T::SWAP ? raw[2 * j] : sc[h + 1], y1 = T::SWAP ? raw[2 * j + 1] : sc[h + 1];
                 tot[4 * j + 0] = fmaf(x0, acc[4 * j + 0], tot[4 * j + 0]);
                 tot[4 * j + 1] = fmaf(x1, acc[4 * j + 1], tot[4 * j + 1]);
                 tot[4 * j + 2] = fmaf(y0, acc[4 * j + 2], tot[4 * j + 2]);
@@ -425,11 +443,37 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // 16-bit C goes out through the tile's last ring stage (below), which this warp
         // keeps until then; split K adds fp32 into the workspace directly.
         const bool staged = STAGE_C && !split;
-        for (int i = 0; i < nkb; ++i) {
+        float raw[NRAW];
+        if constexpr (AHEAD) {
+            // One K block: its waves in turn, the next block's scales read after the first
+            // wave's wgmmas, the stage released after the last wave. The tile's last block
+            // goes apart, so that the steady loop has no runtime condition (ptxas reloaded
+            // the split flag inside it, between a wave's wgmmas).
+            auto k_block = [&](uint32_t gi, bool has_next, bool release) {
+                float next[NRAW];
 #pragma unroll
-            for (int v = 0; v < T::NWAVES; ++v) {
-                issue(acc, g + i, v);
-                retire(acc, g + i, jb, v, v + 1 == T::NWAVES && !(staged && i + 1 == nkb));
+                for (int v = 0; v < T::NWAVES; ++v) {
+                    issue(acc, gi, v);
+                    if (v == 0 && has_next) {
+                        const uint32_t gn = gi + 1;
+                        mbar_wait(full0 + 8 * (gn % STAGES), (gn / STAGES) & 1);
+                        scales(gn, next);
+                    }
+                    retire(acc, gi, raw, jb, v, release && v + 1 == T::NWAVES);
+                }
+                if (has_next)
+#pragma unroll
+                    for (int r = 0; r < NRAW; ++r) raw[r] = next[r];
+            };
+            mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
+            scales(g, raw);
+            for (int i = 0; i + 1 < nkb; ++i) k_block(g + i, true, true);
+            k_block(g + nkb - 1, false, !staged);
+        } else {
+            for (int i = 0; i < nkb; ++i) {
+                issue(acc, g + i, 0);
+                scales(g + i, raw);
+                retire(acc, g + i, raw, jb, 0, !(staged && i + 1 == nkb));
             }
         }
         g += nkb;
