@@ -14,7 +14,7 @@ if [ $rc -ne 0 ] && [ -x $B/cuda-fallback ]; then
   echo "== tests $(basename $T)"; grep -E "test result|panicked|rc=|FAIL" $OUT/tests_fallback.log | head -6
 fi
 date -u >> $OUT/dates.txt
-RUST_LOG=blockfp8=debug BLOCKFP8_BENCH_OUT=$OUT/bench.md timeout 150 $T --ignored bench --nocapture > $OUT/bench.log 2>&1; echo "bench $(basename $T) rc=$?"
+RUST_LOG=blockfp8=debug BLOCKFP8_BENCH_OUT=$OUT/bench.md timeout ${BENCH_TIMEOUT:-150} $T --ignored bench --nocapture > $OUT/bench.log 2>&1; echo "bench $(basename $T) rc=$?"
 grep -E "^\| [0-9]+ \| [0-9]+ \| [0-9]+ \|" $OUT/bench.md | cut -d'|' -f2-4,6,8,9,10
 date -u >> $OUT/dates.txt
 timeout 120 $B/blockfp8 bench --backend cuda --mnk 8,4096,7168 --mnk 8,7168,18432 --mnk 8,18432,7168 --mnk 64,4096,7168 --mnk 64,7168,18432 --mnk 64,18432,7168 --mnk 64,24576,1536 --mnk 64,32768,512 --mnk 64,7168,16384 --mnk 128,4096,7168 --mnk 128,7168,18432 --mnk 128,18432,7168 --mnk 1024,4096,7168 --mnk 1024,18432,7168 --mnk 2048,4096,7168 --mnk 4096,4096,7168 > $OUT/cli_bench.md 2>&1; echo "cli rc=$?"
