@@ -53,9 +53,10 @@ impl Tile {
         format!("m{}n{}w{}s{}{c}", self.bm, self.bn, self.warps, self.stages)
     }
     /// The TMA body: one consumer warpgroup (4 warps) per 64 rows of the wgmma M side, BN 64 or
-    /// 128, 3+ stages. Normal when warps = 4 * BM / 64 (BM 64/128); swapped (weights on the M
-    /// side, tokens on the N side) when warps = 4 * BN / 64 and BM is 16/32/64. Mirrored by
-    /// kernels.rs at run time (from the generated index) and by TmaTile in gemm_sm90_tma.cuh.
+    /// 128 (or 192 / 256 at BM 128), 3+ stages. Normal when warps = 4 * BM / 64 (BM 64/128);
+    /// swapped (weights on the M side, tokens on the N side) when warps = 4 * BN / 64 and BM
+    /// is 16/32/64. Mirrored by kernels.rs at run time (from the generated index) and by
+    /// TmaTile in gemm_sm90_tma.cuh.
     fn body(&self, wgmma_build: bool) -> Body {
         let tma_common = wgmma_build && self.stages >= 3 && (self.bn == 64 || self.bn == 128);
         // 128x192: two consumers of 64x192 (the widest accumulators that fit the registers);

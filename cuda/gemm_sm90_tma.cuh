@@ -22,7 +22,8 @@
 // 64x192, the widest accumulators that fit the registers) spans two, so each stage carries two
 // weight scales. BN 256 covers two blocks in two waves of 128 columns: per K block each
 // consumer issues, waits for and promotes one wave, then the other, so it holds one 64x128
-// accumulator and 64x256 totals (64 + 128 registers, as 96 + 96 at 128x192). With 16-bit output, swapped tiles stage C through shared memory of their own,
+// accumulator and 64x256 totals (64 + 128 registers, as 96 + 96 at 128x192).
+// With 16-bit output, swapped tiles stage C through shared memory of their own,
 // two-consumer normal tiles through the A and B tiles of the tile's last ring stage, which
 // the consumers release only after C is out (full 128-byte lines per store instead of
 // fragments scattered over 8 rows: 6% at M >= 1024 on the H200).
@@ -481,8 +482,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         if constexpr (STAGE_C) if (staged) {
             // The last stage's A and B tiles (every consumer's wgmmas are done with them after
             // the barrier) hold each warp's 16-row piece of C: warpgroup 0's in the B tile,
-            // warpgroup 1's in the A tile, a 192- or 256-wide tile in two passes of half its columns. The
-            // fragments go in as 4-byte stores, 16-byte chunk c of row r at chunk c ^ (r % 8)
+            // warpgroup 1's in the A tile, a 192- or 256-wide tile in two passes of half its
+            // columns. The fragments go in as 4-byte stores, 16-byte chunk c of row r at chunk c ^ (r % 8)
             // (no bank conflicts), and come back as 16-byte pieces of rows, so each warp store
             // writes whole 128-byte lines (fragments stored directly scatter over 8 rows).
             const int s = (g - 1) % STAGES;
