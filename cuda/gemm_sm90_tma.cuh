@@ -471,6 +471,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             for (int i = 0; i + 1 < nkb; ++i) k_block(g + i, true, true);
             k_block(g + nkb - 1, false, !staged);
         } else {
+            // (Not peeled: in the peeled loop's SASS, ptxas put 128x192's scale products
+            // between its first two wgmmas.)
             for (int i = 0; i < nkb; ++i) {
                 issue(acc, g + i, 0);
                 scales(g + i, raw);

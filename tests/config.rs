@@ -260,14 +260,14 @@ fn malformed_files_are_rejected_with_reasons() {
     let t = ConfigTable::parse(&with("blockfp8_cluster", "2")).unwrap();
     let (_, cfg) = t.nearest(1).unwrap();
     assert_eq!((cfg.cluster(), cfg.short().as_str()), (2, "m16n64k128g1w4c2"));
-    assert!(cfg.has_blockfp8_keys());
+    assert!(cfg.is_blockfp8_only());
     let (_, plain) = ConfigTable::parse(&format!("{{\"1\": {OK}}}")).unwrap().nearest(1).map(|(m, c)| (m, c.clone())).unwrap();
-    assert_eq!((plain.cluster(), plain.has_blockfp8_keys()), (1, false));
+    assert_eq!((plain.cluster(), plain.is_blockfp8_only()), (1, false));
     // BLOCK_SIZE_N = 192 (CUDA's 128x192 tile) is the one non-power of two a file may hold;
     // vLLM cannot run it, so it marks the entry as blockfp8's like the keys above.
     let t = ConfigTable::parse(&with("BLOCK_SIZE_N", "192")).unwrap();
     let (_, wide) = t.nearest(1).unwrap();
-    assert_eq!((wide.block_n, wide.has_blockfp8_keys()), (192, true));
+    assert_eq!((wide.block_n, wide.is_blockfp8_only()), (192, true));
     rejects(&with("BLOCK_SIZE_N", "96"), "power of two");
 }
 

@@ -526,10 +526,10 @@ fn the_wide_tile_is_blockfp8_only() {
     let mut compat = opts(shapes, &tmp.path().join("c"), &[16]);
     compat.blockfp8_keys = false;
     let r = tune::tune_with(std::slice::from_ref(&wide_default), &compat, &t).unwrap();
-    assert!(r.records[0].choice == Choice::Tuned && !r.records[0].config.has_blockfp8_keys(), "{:?}", r.records[0]);
+    assert!(r.records[0].choice == Choice::Tuned && !r.records[0].config.is_blockfp8_only(), "{:?}", r.records[0]);
     for (name, text) in config_files(&tmp.path().join("c")) {
         let t = ConfigTable::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(t.entries.iter().all(|(_, c)| !c.has_blockfp8_keys()), "{name}");
+        assert!(t.entries.iter().all(|(_, c)| !c.is_blockfp8_only()), "{name}");
     }
 }
 

@@ -23,7 +23,7 @@ pub const CLUSTER_KEY: &str = "blockfp8_cluster";
 
 /// The one BLOCK_SIZE_N that is not a power of two which files may hold: CUDA's 128x192 tile
 /// (two warpgroups of 64x192, the widest accumulators the registers take). Only blockfp8 runs
-/// it, so like the keys above it keeps a file from vLLM (`has_blockfp8_keys`).
+/// it, so like the keys above it keeps a file from vLLM (`is_blockfp8_only`).
 pub const WIDE_BLOCK_N: u32 = 192;
 
 /// Key in an entry fixing the number of K splits (CUDA; otherwise the backend's rule picks
@@ -88,9 +88,10 @@ impl KernelConfig {
         self.extra.get(CLUSTER_KEY).and_then(|v| v.as_u64()).map_or(1, |v| v.min(u32::MAX as u64) as u32)
     }
 
-    /// Whether the entry carries keys only blockfp8 reads (vLLM's launcher rejects them), or
-    /// `WIDE_BLOCK_N`, which vLLM's Triton kernel cannot run (its tiles are powers of two).
-    pub fn has_blockfp8_keys(&self) -> bool {
+    /// Whether only blockfp8 can run the entry: it carries keys only blockfp8 reads (vLLM's
+    /// launcher rejects them), or `WIDE_BLOCK_N`, which vLLM's Triton kernel cannot run (its
+    /// tiles are powers of two).
+    pub fn is_blockfp8_only(&self) -> bool {
         self.block_n == WIDE_BLOCK_N || [PATH_KEY, CLUSTER_KEY, SPLIT_K_KEY].iter().any(|k| self.extra.contains_key(*k))
     }
 

@@ -52,8 +52,9 @@ pub struct ItemSettings {
     pub full_reference_macs: f64,
     pub seed: u64,
     /// Write blockfp8's own keys: let the vendor path win an entry (recorded with
-    /// `PATH_KEY: "vendor"`), a cluster size, the backend's pinned K split. Off: only kernel
-    /// configs vLLM can read are written, as vLLM's Triton launch rejects unknown keys.
+    /// `PATH_KEY: "vendor"`), a cluster size, the backend's pinned K split, a tile only
+    /// blockfp8 runs (`WIDE_BLOCK_N`). Off: only kernel configs vLLM can read are written, as
+    /// vLLM's Triton launch rejects unknown keys.
     pub blockfp8_keys: bool,
 }
 
@@ -75,8 +76,8 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys
             // A kernel the backend can run but a config file cannot name, so the tuner must
             // not pick it.
             Some(format!("a config file cannot hold it: {why}"))
-        } else if !blockfp8_keys && cfg.has_blockfp8_keys() {
-            Some("needs a blockfp8-only key (--vllm-compatible)".into())
+        } else if !blockfp8_keys && cfg.is_blockfp8_only() {
+            Some("blockfp8-only: a blockfp8 key or a BLOCK_SIZE_N vLLM cannot run (--vllm-compatible)".into())
         } else {
             backend.supports(shape, &GemmPath::Tuned(cfg.clone())).err()
         };
@@ -190,7 +191,8 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     // Fastest correct contender; on equal times the earlier (default paths first) stays.
     // Files for vLLM can name neither the vendor path nor a kernel default only blockfp8 runs
     // (e.g. CUDA's 128x192 tile at large M).
-    let default_vllm_ok = !backend.default_config_for(&shape).has_blockfp8_keys();
+    let default_cfg = backend.default_config_for(&shape);
+    let default_vllm_ok = !default_cfg.is_blockfp8_only();
     let eligible = |c: &Contender| {
         s.blockfp8_keys
             || match c.choice {
@@ -245,12 +247,12 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     let config = match &best.path {
         GemmPath::Tuned(cfg) => pin(cfg.clone()),
         // The config the default path ran for this shape (the backend may pick per M).
-        GemmPath::KernelDefault => pin(backend.default_config_for(&shape)),
+        GemmPath::KernelDefault => pin(default_cfg.clone()),
         GemmPath::Vendor => {
             // Kernel fields for loaders that ignore PATH_KEY: the fastest correct kernel.
             let mut cfg = match fastest(&|c: &Contender| c.choice != Choice::Vendor).map(|i| &contenders[i].path) {
                 Some(GemmPath::Tuned(c)) => c.clone(),
-                _ => backend.default_config_for(&shape),
+                _ => default_cfg.clone(),
             };
             cfg.extra.insert(PATH_KEY.into(), serde_json::Value::String("vendor".into()));
             cfg
