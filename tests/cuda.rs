@@ -70,7 +70,7 @@ fn build_embeds_kernels_and_report() {
 #[test]
 fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
     use blockfp8::config::{embedded_configs, ConfigTable};
-    let shape = |m: usize, n: usize, k: usize| GemmShape { m, n, k, block: (128, 128), format: FN, out_dtype: OutDtype::Bf16 };
+    let shape = bf16_shape;
     let sm90a = kernels::built_archs() == ["sm_90a"];
     // Every kernel entry of a shipped NVIDIA file names a compiled tile, for every output dtype
     // (otherwise the planner would silently fall back to the vendor path).
@@ -192,6 +192,10 @@ fn row_subset(q: &QuantizedProblem, rows: &[usize]) -> (Vec<u8>, Vec<f32>) {
     (a, s)
 }
 
+fn bf16_shape(m: usize, n: usize, k: usize) -> GemmShape {
+    GemmShape { m, n, k, block: (128, 128), format: FN, out_dtype: OutDtype::Bf16 }
+}
+
 /// Runs `paths` on the problem and compares the selected rows with the f64 reference.
 fn check_gemm(be: &CudaBackend, q: &QuantizedProblem, out: OutDtype, paths: &[GemmPath]) {
     let p = q.problem_with_out(out);
@@ -299,8 +303,11 @@ fn every_compiled_config_is_correct() {
         let paths: Vec<GemmPath> = configs.iter().cloned().map(GemmPath::Tuned).collect();
         check_gemm(&be, q, OutDtype::Bf16, &paths);
     }
-    // Split K (fp32 atomics + conversion kernel), uneven splits included, every output dtype.
-    let split_cfgs = [kernels::default_config(), kernels::heuristic_config(&problems[0].shape, 132), kernels::heuristic_config(&problems[2].shape, 132)];
+    // Split K (fp32 atomics + conversion kernel), uneven splits and parts without K blocks
+    // included (K = 640 in 4 splits is 3 parts), every output dtype; the widest tile too
+    // (two wgmma waves of 128 columns).
+    let wide = kernels::heuristic_config(&bf16_shape(4096, 4096, 7168), 132);
+    let split_cfgs = [kernels::default_config(), kernels::heuristic_config(&problems[0].shape, 132), kernels::heuristic_config(&problems[2].shape, 132), wide];
     let splits_of = |c: &KernelConfig| [3u32, 4].map(|s| GemmPath::Tuned(kernels::with_split_k(c, s)));
     let split_paths: Vec<GemmPath> = split_cfgs.iter().flat_map(splits_of).collect();
     // Clusters (tuning builds; bf16 only there) with split K too.
@@ -310,6 +317,34 @@ fn every_compiled_config_is_correct() {
             check_gemm(&be, q, out, &split_paths);
         }
         check_gemm(&be, q, OutDtype::Bf16, &cluster_paths);
+    }
+}
+
+/// Split K on buffers a caller keeps (as a replayed graph does): every launch must find its
+/// workspace ready (zeroed again for the atomics) and give the product, not a sum of launches.
+#[test]
+fn split_k_relaunches_on_one_workspace_match_reference() {
+    let Some(be) = gpu() else { return };
+    let q = random_quantized_problem_with(300, 456, 896, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 77);
+    let p = q.problem();
+    let reference = reference_gemm_f64(&p);
+    let cfgs = [
+        kernels::default_config(),
+        kernels::heuristic_config(&bf16_shape(8, 4096, 7168), 132),
+        kernels::heuristic_config(&bf16_shape(4096, 4096, 7168), 132),
+        kernels::unaligned_k_config(),
+    ];
+    for cfg in &cfgs {
+        for splits in [2u32, 4] {
+            let path = GemmPath::Tuned(kernels::with_split_k(cfg, splits));
+            let what = format!("{} split {splits}", cfg.short());
+            let outs = be.gemm_relaunched(&p, &path, 3).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(outs.len(), 3, "{what}");
+            for (i, o) in outs.iter().enumerate() {
+                assert!(o.to_f64().iter().all(|v| v.is_finite()), "{what}, launch {i}: an element was not written");
+                assert_output_close(o, OutDtype::Bf16, &reference, calc_diff_bound(OutDtype::Bf16), &format!("{what}, launch {i}"));
+            }
+        }
     }
 }
 

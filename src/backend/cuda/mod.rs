@@ -188,6 +188,21 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// Runs the product `launches` times on one set of device buffers (C poisoned before
+    /// each launch) and returns each output: what a caller that keeps its buffers, or a
+    /// replayed CUDA graph, gets. Split K must leave its workspace ready for the next launch.
+    pub fn gemm_relaunched(&self, p: &GemmProblem, path: &GemmPath, launches: usize) -> Result<Vec<Output>> {
+        p.validate()?;
+        self.supports(&p.shape, path).map_err(|reason| Error::Unsupported { path: format!("cuda {}", path.label()), reason })?;
+        let bufs = gemm_launch::DeviceProblem::upload(&self.gpu, p, matches!(path, GemmPath::Vendor), gemm_launch::needs_split_ws(self, &p.shape, path))?;
+        (0..launches)
+            .map(|_| {
+                gemm_launch::run(self, &bufs, path)?;
+                gemm_launch::download(&self.gpu, &bufs)
+            })
+            .collect()
+    }
+
     /// Times token quantization of a [m, k] input (bf16 or f32, random) over rotating copies;
     /// returns per-launch seconds of each repeat. For the bandwidth benchmark.
     pub fn time_quantize_tokens(&self, m: usize, k: usize, input_bf16: bool, opts: &TokenQuantOptions, t: &TimingOptions) -> Result<Vec<f64>> {
