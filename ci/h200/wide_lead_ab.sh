@@ -2,7 +2,7 @@
 # For the next session (written in the eighth, not yet run): isolates the 3% the 128x256 tile
 # gained under experiments/split-k-part-slices.patch (M=1024 N=4096: 47.5 against 49.0 us),
 # and times the untimed acquire-release split-K build. Default builds (`cargo test --release
-# --features cuda --no-run`, stripped into .device-bin/) of 4eb8885 as `base`, with
+# --features cuda --no-run`, stripped into .device-bin/) of 46c5399 as `base`, with
 # split-k-part-slices.patch as `slices`, with opaque-epilogue-offsets.patch as `opaque`, and
 # with split-k-part-slices-acq-rel.patch as `acqrel`. Large M: kernel default only (SWEEP=0),
 # 3 rounds; split shapes: sweep, 2 rounds.
