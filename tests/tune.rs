@@ -403,6 +403,13 @@ struct LyingBackend {
     wide_default: bool,
 }
 
+impl LyingBackend {
+    /// The CPU backend unchanged: no vendor path, nothing broken, no extra candidates.
+    fn honest() -> Self {
+        LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![], pin_split: None, wide_default: false }
+    }
+}
+
 /// A BLOCK_SIZE_N = 192 variant of a CPU candidate: valid in blockfp8's files, not in vLLM's.
 fn wide_config() -> KernelConfig {
     let mut wide = CpuBackend::new().candidate_configs()[0].clone();
@@ -482,7 +489,7 @@ fn candidates_a_config_file_cannot_hold_are_skipped() {
     let tmp = tempfile::tempdir().unwrap();
     let mut odd = CpuBackend::new().candidate_configs()[0].clone();
     odd.block_n = 96;
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![odd.clone()], pin_split: None, wide_default: false });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { extra: vec![odd.clone()], ..LyingBackend::honest() });
     let shape = GemmShape { m: 16, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
     let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, true);
     assert!(!keep.contains(&odd) && !keep.is_empty());
@@ -504,7 +511,7 @@ fn candidates_a_config_file_cannot_hold_are_skipped() {
 fn the_wide_tile_is_blockfp8_only() {
     let tmp = tempfile::tempdir().unwrap();
     let wide = wide_config();
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![wide.clone()], pin_split: None, wide_default: false });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { extra: vec![wide.clone()], ..LyingBackend::honest() });
     let shape = GemmShape { m: 16, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
     assert!(tune::candidate_configs(backend.as_ref(), &shape, true).0.contains(&wide));
     let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, false);
@@ -519,7 +526,7 @@ fn the_wide_tile_is_blockfp8_only() {
     }
     // The kernel default is the wide tile and by far the fastest: a vLLM file gets the
     // fastest config it can name instead, a blockfp8 file the default's config.
-    let wide_default: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![], pin_split: None, wide_default: true });
+    let wide_default: Arc<dyn Backend> = Arc::new(LyingBackend { wide_default: true, ..LyingBackend::honest() });
     let t = FakeTiming { forced: [("default".to_string(), 1e-9)].into(), ..Default::default() };
     let r = tune::tune_with(std::slice::from_ref(&wide_default), &opts(shapes.clone(), &tmp.path().join("b"), &[16]), &t).unwrap();
     assert_eq!((r.records[0].choice, r.records[0].config.block_n), (Choice::KernelDefault, 192));
@@ -538,7 +545,7 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     let tmp = tempfile::tempdir().unwrap();
     let cands = CpuBackend::new().candidate_configs();
     let broken = cands[0].clone();
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![], pin_split: None, wide_default: false });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { broken: Some(broken.clone()), ..LyingBackend::honest() });
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     // The broken config would be by far the fastest.
     let t = FakeTiming { forced: [(broken.short(), 1e-9)].into(), ..Default::default() };
@@ -566,7 +573,7 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
 
     // A vendor path that wins is recorded with PATH_KEY, kernel fields intact, and the plan
     // of a library reading the file takes the vendor path.
-    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None, extra: vec![], pin_split: None, wide_default: false });
+    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { vendor: true, ..LyingBackend::honest() });
     let dir = tmp.path().join("c");
     let runner_up = CpuBackend::new().candidate_configs()[7].clone();
     let t = FakeTiming { forced: [("vendor".to_string(), 1e-9), (runner_up.short(), 2e-9)].into(), ..Default::default() };
@@ -659,7 +666,7 @@ fn mixed_device_models_and_empty_inputs_are_refused() {
 fn sampled_reference_and_column_major_scales_still_catch_wrong_results() {
     let tmp = tempfile::tempdir().unwrap();
     let broken = CpuBackend::new().candidate_configs()[3].clone();
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: Some(broken.clone()), extra: vec![], pin_split: None, wide_default: false });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { broken: Some(broken.clone()), ..LyingBackend::honest() });
     let mut o = opts(vec![tune::parse_shape("640,384").unwrap()], tmp.path(), &[3, 37]);
     o.full_reference_macs = 1.0; // always sample: 16 rows (first and last included) x 4 column blocks
     o.scale_layout = blockfp8::ScaleLayout::ColumnMajor;
@@ -766,7 +773,7 @@ fn cluster_candidates_win_only_files_for_blockfp8() {
     let tmp = tempfile::tempdir().unwrap();
     let mut pair = CpuBackend::new().candidate_configs()[0].clone();
     pair.extra.insert(CLUSTER_KEY.into(), 2.into());
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![pair.clone()], pin_split: None, wide_default: false });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { extra: vec![pair.clone()], ..LyingBackend::honest() });
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     let t = FakeTiming { forced: [(pair.short(), 1e-9)].into(), ..Default::default() };
     let dir = tmp.path().join("own");
@@ -795,7 +802,7 @@ fn cluster_candidates_win_only_files_for_blockfp8() {
 #[test]
 fn winners_are_written_with_the_backends_pinned_choices() {
     let tmp = tempfile::tempdir().unwrap();
-    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![], pin_split: Some(3), wide_default: false });
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { pin_split: Some(3), ..LyingBackend::honest() });
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     let fast = CpuBackend::new().candidate_configs()[2].clone();
     let split = |c: &KernelConfig| c.extra.get("SPLIT_K").and_then(|v| v.as_u64());
@@ -816,7 +823,7 @@ fn winners_are_written_with_the_backends_pinned_choices() {
         assert!(r.records.iter().all(|rec| rec.config.extra.is_empty()), "vLLM files carry no blockfp8 keys");
     }
     // A vendor winner keeps the fastest kernel's fields as they were timed, unpinned.
-    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { inner: CpuBackend::new(), vendor: true, broken: None, extra: vec![], pin_split: Some(3), wide_default: false });
+    let vendor: Arc<dyn Backend> = Arc::new(LyingBackend { vendor: true, pin_split: Some(3), ..LyingBackend::honest() });
     let t = FakeTiming { forced: [("vendor".to_string(), 1e-9)].into(), ..Default::default() };
     let r = tune::tune_with(std::slice::from_ref(&vendor), &opts(shapes, &tmp.path().join("v"), &[1, 16]), &t).unwrap();
     assert!(r.records.iter().all(|rec| rec.config.prefers_vendor() && split(&rec.config).is_none()));

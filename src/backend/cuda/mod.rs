@@ -192,15 +192,25 @@ impl CudaBackend {
     /// each launch) and returns each output: what a caller that keeps its buffers, or a
     /// replayed CUDA graph, gets. Split K must leave its workspace ready for the next launch.
     pub fn gemm_relaunched(&self, p: &GemmProblem, path: &GemmPath, launches: usize) -> Result<Vec<Output>> {
-        p.validate()?;
-        self.supports(&p.shape, path).map_err(|reason| Error::Unsupported { path: format!("cuda {}", path.label()), reason })?;
-        let bufs = gemm_launch::DeviceProblem::upload(&self.gpu, p, matches!(path, GemmPath::Vendor), gemm_launch::needs_split_ws(self, &p.shape, path))?;
+        let bufs = self.upload_checked(p, path)?;
         (0..launches)
             .map(|_| {
                 gemm_launch::run(self, &bufs, path)?;
                 gemm_launch::download(&self.gpu, &bufs)
             })
             .collect()
+    }
+
+    /// The problem checked (inputs, then whether `path` can run it) before any launch.
+    fn check_gemm_call(&self, p: &GemmProblem, path: &GemmPath) -> Result<()> {
+        p.validate()?;
+        self.supports(&p.shape, path).map_err(|reason| Error::Unsupported { path: format!("cuda {}", path.label()), reason })
+    }
+
+    /// `check_gemm_call`, then the problem's device buffers laid out for `path`.
+    fn upload_checked(&self, p: &GemmProblem, path: &GemmPath) -> Result<gemm_launch::DeviceProblem> {
+        self.check_gemm_call(p, path)?;
+        gemm_launch::DeviceProblem::upload(&self.gpu, p, matches!(path, GemmPath::Vendor), gemm_launch::needs_split_ws(self, &p.shape, path))
     }
 
     /// Times token quantization of a [m, k] input (bf16 or f32, random) over rotating copies;
@@ -319,16 +329,13 @@ impl Backend for CudaBackend {
     }
 
     fn gemm(&self, p: &GemmProblem, path: &GemmPath) -> Result<Output> {
-        p.validate()?;
-        self.supports(&p.shape, path).map_err(|reason| Error::Unsupported { path: format!("cuda {}", path.label()), reason })?;
-        let bufs = gemm_launch::DeviceProblem::upload(&self.gpu, p, matches!(path, GemmPath::Vendor), gemm_launch::needs_split_ws(self, &p.shape, path))?;
+        let bufs = self.upload_checked(p, path)?;
         gemm_launch::run(self, &bufs, path)?;
         gemm_launch::download(&self.gpu, &bufs)
     }
 
     fn time_gemm(&self, p: &GemmProblem, path: &GemmPath, opts: &TimingOptions) -> Result<Vec<f64>> {
-        p.validate()?;
-        self.supports(&p.shape, path).map_err(|reason| Error::Unsupported { path: format!("cuda {}", path.label()), reason })?;
+        self.check_gemm_call(p, path)?;
         gemm_launch::time(self, p, path, opts)
     }
 
