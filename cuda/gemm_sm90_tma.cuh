@@ -149,6 +149,10 @@ __device__ __forceinline__ uint64_t opaque_u64(uint64_t v) {
     asm volatile("" : "+l"(v));
     return v;
 }
+__device__ __forceinline__ int opaque_i32(int v) {
+    asm volatile("" : "+r"(v));
+    return v;
+}
 // Keeps the compiler from moving reads of wgmma accumulator registers above the wait that
 // makes them valid (the asm "redefines" them).
 template <int R> __device__ __forceinline__ void fence_regs(float* r) {
@@ -493,6 +497,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             uint8_t* region = smem + (wg == 0 ? T::OFF_B + s * T::B_BYTES : s * T::A_BYTES) + wwarp * 16 * C_PITCH;
             const int row0 = m0 + wg * 64 + wwarp * 16;
             const bool vec = c_rows_vec16(C, N);
+            // (Opaque, so that ptxas derives the lane's offsets here, not before the work loop.)
+            const int sl = opaque_i32(lane);
 #pragma unroll
             for (int p = 0; p < C_PASSES; ++p) {
                 constexpr int JP = RT / 4 / C_PASSES, CH = BN / 8 / C_PASSES;  // 8-column groups per pass
@@ -501,16 +507,16 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     const int j = p * JP + jj;
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
-                        const int r = lane / 4 + 8 * h;
+                        const int r = sl / 4 + 8 * h;
                         const int chunk = (jj & ~7) | ((jj ^ r) & 7);
                         const uint32_t v = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
-                        *reinterpret_cast<uint32_t*>(region + r * C_PITCH + chunk * 16 + (lane % 4) * 4) = v;
+                        *reinterpret_cast<uint32_t*>(region + r * C_PITCH + chunk * 16 + (sl % 4) * 4) = v;
                     }
                 }
                 __syncwarp();
 #pragma unroll
                 for (int t = 0; t < 16 * CH / 32; ++t) {
-                    const int idx = t * 32 + lane, r = idx / CH, c = idx % CH;
+                    const int idx = t * 32 + sl, r = idx / CH, c = idx % CH;
                     const int chunk = (c & ~7) | ((c ^ r) & 7);
                     const int row = row0 + r, col = n0 + p * (BN / C_PASSES) + 8 * c;
                     if (row >= M || col >= N) continue;
@@ -522,10 +528,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             continue;
         }
         if constexpr (!T::SWAP) {
-            const int row = m0 + lrow;
+            const int row = opaque_i32(m0 + lrow), col0 = opaque_i32(n0 + lcol);
 #pragma unroll
             for (int j = 0; j < RT / 4; ++j) {
-                const int col = n0 + 8 * j + lcol;
+                const int col = col0 + 8 * j;
                 store_pair<OutT>(C, ws, split, M, N, row, col, total[4 * j], total[4 * j + 1]);
                 store_pair<OutT>(C, ws, split, M, N, row + 8, col, total[4 * j + 2], total[4 * j + 3]);
             }

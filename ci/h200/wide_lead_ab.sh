@@ -1,4 +1,6 @@
 #!/bin/bash
+# (Superseded in the ninth session by lead9.sh: the slices patch no longer applies to HEAD
+# and opaque-epilogue-offsets.patch was shipped.)
 # For the next session (written in the eighth, not yet run): isolates the 3% the 128x256 tile
 # gained under experiments/split-k-part-slices.patch (M=1024 N=4096: 47.5 against 49.0 us),
 # and times the untimed acquire-release split-K build. Default builds (`cargo test --release

@@ -13,6 +13,7 @@ use crate::formats::Fp8Format;
 use crate::gemm::{calc_diff, ActScales, GemmPath, GemmProblem, GemmShape, OutDtype};
 use crate::quant::{ScaleLayout, TokenQuantOptions};
 
+use super::runtime::{arg, ptr};
 use super::CudaBackend;
 
 /// (M, N, K) of shared/docs/anchors.md, with its "vLLM Triton, best of sweep" and
@@ -91,6 +92,40 @@ impl Owned {
     }
 }
 
+/// The bytes floor measured: the fastest of a few grid sizes of `cuda/traffic_floor.cu`, which
+/// reads A and B once and writes C's bytes with no math, timed over rotating copies like the
+/// GEMMs, launch included. Returns microseconds and the CTAs per SM that gave them.
+fn measured_floor_us(be: &CudaBackend, owned: &Owned, t: &TimingOptions) -> Result<(f64, u32)> {
+    let s = owned.shape;
+    let c_bytes = s.m * s.n * s.out_dtype.bytes();
+    let copies = t.rotate_bytes.div_ceil(owned.a.len() + owned.b.len() + c_bytes).clamp(1, 32);
+    let gpu = &be.gpu;
+    let mut sets = Vec::with_capacity(copies);
+    for _ in 0..copies {
+        sets.push((gpu.upload(&owned.a)?, gpu.upload(&owned.b)?, gpu.zeros::<u8>(c_bytes)?));
+    }
+    let f = be.function(super::kernels::TRAFFIC_FLOOR_MODULE, super::kernels::TRAFFIC_FLOOR_SYMBOL, 0)?;
+    let st = &gpu.stream;
+    let vecs = |bytes: usize| (bytes / 16) as i64;
+    let (na, nb, nc) = (vecs(owned.a.len()), vecs(owned.b.len()), vecs(c_bytes));
+    let mut best = (f64::INFINITY, 0);
+    for per_sm in [1u32, 2, 4, 8] {
+        let grid = be.device.compute_units.max(1) * per_sm;
+        let times = super::gemm_launch::time_rotating(gpu, copies, t, |i| {
+            let (a, b, c) = (ptr(&sets[i].0, st), ptr(&sets[i].1, st), ptr(&sets[i].2, st));
+            let mut args = [arg(&a), arg(&na), arg(&b), arg(&nb), arg(&c), arg(&nc)];
+            // SAFETY: matches sm90_traffic_floor(const uint4*, long long, const uint4*, long
+            // long, uint4*, long long); each count is its buffer's length in whole 16-byte vectors.
+            unsafe { gpu.launch(&f, (grid, 1, 1), (256, 1, 1), 0, &mut args) }
+        })?;
+        let us = median(times) * 1e6;
+        if us < best.0 {
+            best = (us, per_sm);
+        }
+    }
+    Ok(best)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
@@ -104,13 +139,14 @@ pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: 
     let mut out = String::new();
     let dev = be.device();
     let _ = writeln!(out, "device: {} ({}, {} SMs); timing: median of {} repeats, each a pass over rotating input copies >= 256 MiB ({:?} launches), CUDA events; kernel activation scales {a_layout:?}", dev.name, dev.arch, dev.compute_units, t.repeats, t.launches);
-    let _ = writeln!(out, "\n| M | N | K | floor us | cuBLASLt us (TFLOPS) | bf16 cuBLASLt us (TFLOPS) | kernel default us (cfg) | kernel best us (cfg, TFLOPS) | best/cuBLASLt | anchors: vLLM best / cuBLASLt us | calc_diff best vs cuBLASLt |");
-    let _ = writeln!(out, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(out, "\n| M | N | K | floor us | measured floor us | cuBLASLt us (TFLOPS) | bf16 cuBLASLt us (TFLOPS) | kernel default us (cfg) | kernel best us (cfg, TFLOPS) | best/cuBLASLt | anchors: vLLM best / cuBLASLt us | calc_diff best vs cuBLASLt |");
+    let _ = writeln!(out, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     let candidates: Vec<KernelConfig> = if sweep { be.candidate_configs() } else { Vec::new() };
     for (i, &(m, n, k, vllm_best, lt_anchor)) in shapes.iter().enumerate() {
         let owned = Owned::random(m, n, k, 1000 + i as u64, a_layout);
         let p = owned.problem();
         let floor = p.shape.min_bytes() / COPY_BW * 1e6;
+        let (measured_floor, floor_per_sm) = measured_floor_us(be, &owned, &t)?;
         let tflops = |us: f64| p.shape.flops() / (us * 1e-6) / 1e12;
         let vendor = match be.supports(&p.shape, &GemmPath::Vendor) {
             Ok(()) => Some(median(be.time_gemm(&p, &GemmPath::Vendor, &t)?) * 1e6),
@@ -181,7 +217,7 @@ pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: 
         };
         let _ = writeln!(
             out,
-            "| {m} | {n} | {k} | {floor:.1} | {v_txt} | {bf16_txt} | {default_us:.1} ({}) | {:.1} ({}, {:.0}) | {ratio} | {vllm_best} / {lt_anchor} | {diff} |",
+            "| {m} | {n} | {k} | {floor:.1} | {measured_floor:.1} ({floor_per_sm}/SM) | {v_txt} | {bf16_txt} | {default_us:.1} ({}) | {:.1} ({}, {:.0}) | {ratio} | {vllm_best} / {lt_anchor} | {diff} |",
             label(&default_cfg),
             best.0,
             label(&best.1),

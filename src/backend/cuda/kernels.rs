@@ -20,6 +20,9 @@ pub const QUANT_MODULE: &str = "quant_per_token_group";
 pub const WEIGHT_QUANT_MODULE: &str = "quant_weight_blocks";
 pub const WEIGHT_QUANT_SYMBOL: &str = "sm90_quant_weight_blocks_f32";
 pub const SPLITK_MODULE: &str = "splitk_convert";
+/// The benchmark's bytes floor (reads A and B, writes C, no math).
+pub const TRAFFIC_FLOOR_MODULE: &str = "traffic_floor";
+pub const TRAFFIC_FLOOR_SYMBOL: &str = "sm90_traffic_floor";
 /// `KernelConfig::extra` key fixing the number of K splits (otherwise chosen by `split_k`).
 pub use crate::config::SPLIT_K_KEY;
 
