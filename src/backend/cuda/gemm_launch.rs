@@ -25,7 +25,8 @@ pub(crate) struct DeviceProblem {
     pub b_scales: CudaSlice<f32>,
     pub c: CudaSlice<u8>,
     pub c_rows: usize,
-    /// fp32 [M, N] split-K sums (one element when the path does not split K).
+    /// fp32 [M, N] split-K sums (one element when the path does not split K). Zero at
+    /// allocation, and every split launch leaves it zero (its conversion kernel clears it).
     pub ws: CudaSlice<f32>,
 }
 
@@ -122,10 +123,9 @@ pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Re
         return Err(Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason: "split-K workspace not allocated".into() });
     }
     let ws = ptr(&d.ws, st);
-    if splits > 1 {
-        // SAFETY: ws holds M*N floats.
-        unsafe { result::memset_d8_async(ws, 0, s.m * s.n * 4, st.cu_stream()) }.dev("cuMemsetD8Async")?;
-    }
+    // The split-K conversion clears the workspace for the next launch (no memset node), so it
+    // is loaded before the GEMM: once sums are in the workspace, nothing may stop it running.
+    let convert = if splits > 1 { Some(be.function(kernels::SPLITK_MODULE, kernels::splitk_convert_symbol(s.out_dtype), 0)?) } else { None };
     let grid = (tiles as u32, splits, 1);
     if inst.body == "mma" {
         let mut args = [arg(&a), arg(&as_), arg(&b), arg(&bs), arg(&c), arg(&ws), arg(&m), arg(&n), arg(&k), arg(&as_m), arg(&as_kb), arg(&gm)];
@@ -156,12 +156,11 @@ pub(crate) fn launch(be: &CudaBackend, d: &DeviceProblem, path: &GemmPath) -> Re
         // gemm_block_fp8_body's, then the split count); the maps describe the uploaded A and B.
         unsafe { be.gpu.launch(&f, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, &mut args)? };
     }
-    if splits > 1 {
-        let conv = be.function(kernels::SPLITK_MODULE, kernels::splitk_convert_symbol(s.out_dtype), 0)?;
+    if let Some(conv) = convert {
         let count = (s.m * s.n) as i64;
         let blocks = (s.m * s.n).div_ceil(256).min(be.device.compute_units as usize * 16) as u32;
         let mut cargs = [arg(&ws), arg(&c), arg(&count)];
-        // SAFETY: matches sm90_splitk_convert_*(const float*, OutT*, long long); C holds M*N.
+        // SAFETY: matches sm90_splitk_convert_*(float*, OutT*, long long); ws and C hold M*N.
         unsafe { be.gpu.launch(&conv, (blocks, 1, 1), (256, 1, 1), 0, &mut cargs)? };
     }
     Ok(())
