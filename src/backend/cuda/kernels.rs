@@ -163,7 +163,8 @@ pub fn default_config() -> KernelConfig {
 /// The `KernelDefault` path: a fixed tile per M range among the always-compiled tiles.
 /// Up to M = 128 the shapes are bound by streaming B: swapped TMA tiles put the weights on the
 /// wgmma M side and 16 or 32 tokens on its N side, with split-K filling the SMs (`split_k`);
-/// the ranges follow the best tiles of the H200 sweep (BENCHMARKS.md). Above M = 512 the
+/// the ranges follow the best tiles of the H200 sweep (BENCHMARKS.md), the ring depth from
+/// M = 33 the tile count (`deeper_ring_if_few_tiles`). Above M = 512 the
 /// widest 128-row tile that keeps the SMs busy (`large_m_config`).
 pub fn heuristic_config(shape: &GemmShape, sms: u32) -> KernelConfig {
     if shape.k % 16 != 0 {
@@ -171,13 +172,29 @@ pub fn heuristic_config(shape: &GemmShape, sms: u32) -> KernelConfig {
     }
     match shape.m {
         0..=16 => first_compiled(&[(16, 64, 4, 4, 8), (16, 64, 4, 6, 1)]),
-        17..=64 => first_compiled(&[(32, 64, 4, 4, 8), (32, 64, 4, 6, 1)]),
+        17..=32 => first_compiled(&[(32, 64, 4, 4, 8), (32, 64, 4, 6, 1)]),
+        33..=64 => deeper_ring_if_few_tiles(shape, sms, &[(32, 64, 4, 4, 8), (32, 64, 4, 6, 1)]),
         // Four 32-token tiles re-read each weight tile; 64x64 reads it twice (H200 sweep of
         // 2026-11-29: M=128 N=18432 K=7168 49.7 vs 70.5 us, N=4096 K=7168 20.5 vs 18.6 us).
-        65..=128 => first_compiled(&[(64, 64, 4, 4, 8), (32, 64, 4, 4, 8)]),
+        65..=128 => deeper_ring_if_few_tiles(shape, sms, &[(64, 64, 4, 4, 8), (32, 64, 4, 4, 8)]),
         129..=512 => first_compiled(&[(64, 64, 4, 4, 8), (64, 128, 8, 4, 8)]),
         _ => large_m_config(shape, sms),
     }
+}
+
+/// The first compiled of `tiles`, with 8 ring stages instead of its 4 when its tiles fit on
+/// the SMs at once: one CTA per SM then streams with twice the bytes in flight, while with more
+/// tiles than SMs the shallower ring lets more CTAs share an SM. H200, 2026-11-30 (`blockfp8
+/// bench`, 2 rounds): N=4096 at K = 4096, 7168 and 14336 ran 20-21% faster at M=128 (64x64)
+/// and 6-12% at M=64 (32x64); N >= 7168 at M=128 ran 13-27% slower with 8 stages. At M <= 32
+/// (one row of tiles) 8 stages gained nothing.
+fn deeper_ring_if_few_tiles(shape: &GemmShape, sms: u32, tiles: &[(u32, u32, u32, u32, u32)]) -> KernelConfig {
+    let base = first_compiled(tiles);
+    if tile_groups(base.block_m, base.block_n, 1, shape) > sms as usize {
+        return base;
+    }
+    let deep = tile_config(base.block_m, base.block_n, base.num_warps, 8, base.group_m);
+    if find_gemm(&deep, OutDtype::Bf16).is_ok() { deep } else { base }
 }
 
 /// Large M: 128x128, 128x192 or 128x256 (those compiled), whichever finishes first in whole
