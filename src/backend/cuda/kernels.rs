@@ -190,7 +190,8 @@ pub fn heuristic_config(shape: &GemmShape, sms: u32) -> KernelConfig {
 /// (one row of tiles) 8 stages gained nothing.
 fn deeper_ring_if_few_tiles(shape: &GemmShape, sms: u32, tiles: &[(u32, u32, u32, u32, u32)]) -> KernelConfig {
     let base = first_compiled(tiles);
-    if tile_groups(base.block_m, base.block_n, 1, shape) > sms as usize {
+    // (Measured on the TMA tiles only; builds without sm_90a keep their mma.sync tile as is.)
+    if !uses_wgmma(&base) || tile_groups(base.block_m, base.block_n, 1, shape) > sms as usize {
         return base;
     }
     let deep = tile_config(base.block_m, base.block_n, base.num_warps, 8, base.group_m);
