@@ -36,6 +36,18 @@ pub enum Error {
     #[error("{path} cannot run this problem: {reason}")]
     Unsupported { path: String, reason: String },
 
+    /// A buffer, view or stream of another device than the one the operation runs on.
+    #[error("{op}: {what} is on {found}, expected {expected}")]
+    WrongDevice { op: &'static str, what: String, expected: String, found: String },
+
+    /// A device address without the alignment the kernels need.
+    #[error("{op}: {what} at {addr:#x} is not aligned to {align} bytes")]
+    Misaligned { op: &'static str, what: String, addr: u64, align: usize },
+
+    /// The device (or host) could not provide the memory asked for.
+    #[error("{backend}: out of memory allocating {bytes} bytes")]
+    OutOfMemory { backend: &'static str, bytes: usize },
+
     #[error("{context}: {source}")]
     Io { context: String, #[source] source: std::io::Error },
 }

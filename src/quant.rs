@@ -18,37 +18,7 @@ pub const SCALE_EPS: f32 = 1e-10;
 /// reads them produce zeros rather than plausible numbers.
 pub const PADDING_SCALE: f32 = 0.0;
 
-/// Where activation scales live. `ColumnMajor` is M-major (scale of row m, group g at
-/// `g * padded_m + m`) with `padded_m` = M rounded up to a multiple of 4 (TMA-aligned).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ScaleLayout {
-    #[default]
-    RowMajor,
-    ColumnMajor,
-}
-
-impl ScaleLayout {
-    /// Rows a column-major scale array holds: M rounded up to a multiple of 4 (TMA-aligned).
-    pub fn padded_rows(m: usize) -> usize {
-        m.div_ceil(4) * 4
-    }
-
-    /// How many scale values M rows of `groups` K groups take in this layout.
-    pub fn scale_count(self, m: usize, groups: usize) -> usize {
-        match self {
-            ScaleLayout::RowMajor => m * groups,
-            ScaleLayout::ColumnMajor => Self::padded_rows(m) * groups,
-        }
-    }
-
-    /// (stride from one row to the next, stride from one group to the next), in elements.
-    pub fn strides(self, m: usize, groups: usize) -> (usize, usize) {
-        match self {
-            ScaleLayout::RowMajor => (groups, 1),
-            ScaleLayout::ColumnMajor => (1, Self::padded_rows(m)),
-        }
-    }
-}
+pub use crate::types::ScaleLayout;
 
 #[derive(Clone, Debug)]
 pub struct TokenQuantOptions {

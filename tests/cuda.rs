@@ -10,6 +10,8 @@
 
 mod common;
 
+#[allow(unused_imports)]
+use blockfp8::HostOps;
 use blockfp8::backend::cuda::{bench, bf16_gemm, kernels, CudaBackend};
 use blockfp8::backend::TimingOptions;
 use blockfp8::config::KernelConfig;

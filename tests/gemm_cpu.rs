@@ -4,6 +4,8 @@
 
 mod common;
 
+#[allow(unused_imports)]
+use blockfp8::HostOps;
 use std::sync::Arc;
 
 use blockfp8::backend::cpu::CpuBackend;

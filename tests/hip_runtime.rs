@@ -8,6 +8,8 @@
 
 mod common;
 
+#[allow(unused_imports)]
+use blockfp8::HostOps;
 use blockfp8::backend::hip::rocblas::{self, RocBlas};
 use blockfp8::backend::hip::vendor_plan::{simulate, VendorPlan, DEFAULT_WORKSPACE_BYTES};
 use blockfp8::backend::hip::{arch, runtime, HipBackend};

@@ -2,17 +2,20 @@
 //! resume after a failure, concurrent workers, wrong-candidate rejection, default-path
 //! records, and a real CPU tune whose file the config library then serves.
 
+#[allow(unused_imports)]
+use blockfp8::HostOps;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use blockfp8::backend::cpu::CpuBackend;
-use blockfp8::backend::{Backend, BackendKind, TimingOptions};
+use blockfp8::backend::{Backend, BackendKind, GemmLaunch, GemmLaunchArgs, QuantTokensArgs, QuantWeightArgs, TimingOptions};
+use blockfp8::memory::RawBuffer;
+use blockfp8::{ScaleLayout, Stream};
 use blockfp8::config::{ConfigTable, KernelConfig, Library, CLUSTER_KEY, PATH_KEY};
 use blockfp8::device::Device;
-use blockfp8::gemm::{BlockScaledGemm, GemmPath, GemmProblem, GemmShape, OutDtype, Output};
-use blockfp8::quant::{QuantizedTokens, QuantizedWeight, TokenQuantOptions};
+use blockfp8::gemm::{BlockScaledGemm, GemmPath, GemmProblem, GemmShape, OutDtype};
 use blockfp8::tune::{self, Choice, Measure, OnConflict, Shard, TuneOptions, WeightShape, WorkItem};
 use blockfp8::{Error, Fp8Format, Result};
 
@@ -424,11 +427,38 @@ impl Backend for LyingBackend {
     fn device(&self) -> &Device {
         self.inner.device()
     }
-    fn quantize_tokens(&self, x: &[f32], m: usize, k: usize, o: &TokenQuantOptions) -> Result<QuantizedTokens> {
-        self.inner.quantize_tokens(x, m, k, o)
+    fn alloc(&self, bytes: usize) -> Result<RawBuffer> {
+        self.inner.alloc(bytes)
     }
-    fn quantize_weight(&self, w: &[f32], n: usize, k: usize, b: (usize, usize), f: Fp8Format) -> Result<QuantizedWeight> {
-        self.inner.quantize_weight(w, n, k, b, f)
+    fn new_stream(&self) -> Result<Stream> {
+        self.inner.new_stream()
+    }
+    fn check_raw_stream(&self, raw: u64) -> Result<()> {
+        self.inner.check_raw_stream(raw)
+    }
+    fn check_raw_memory(&self, addr: u64, bytes: usize) -> Result<()> {
+        self.inner.check_raw_memory(addr, bytes)
+    }
+    unsafe fn copy_to_device(&self, s: &Stream, dst: u64, src: &[u8]) -> Result<()> {
+        self.inner.copy_to_device(s, dst, src)
+    }
+    unsafe fn copy_to_host(&self, s: &Stream, src: u64, dst: &mut [u8]) -> Result<()> {
+        self.inner.copy_to_host(s, src, dst)
+    }
+    unsafe fn copy_on_device(&self, s: &Stream, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        self.inner.copy_on_device(s, dst, src, bytes)
+    }
+    fn synchronize(&self, s: &Stream) -> Result<()> {
+        self.inner.synchronize(s)
+    }
+    unsafe fn enqueue_quantize_tokens(&self, s: &Stream, a: &QuantTokensArgs) -> Result<()> {
+        self.inner.enqueue_quantize_tokens(s, a)
+    }
+    unsafe fn enqueue_quantize_weight(&self, s: &Stream, a: &QuantWeightArgs) -> Result<()> {
+        self.inner.enqueue_quantize_weight(s, a)
+    }
+    unsafe fn enqueue_convert_to_fnuz(&self, s: &Stream, q: u64, bytes: usize, sc: u64, scales: usize) -> Result<()> {
+        self.inner.enqueue_convert_to_fnuz(s, q, bytes, sc, scales)
     }
     fn supports(&self, shape: &GemmShape, path: &GemmPath) -> std::result::Result<(), String> {
         match path {
@@ -436,25 +466,13 @@ impl Backend for LyingBackend {
             _ => self.inner.supports(shape, path),
         }
     }
-    fn gemm(&self, p: &GemmProblem, path: &GemmPath) -> Result<Output> {
-        let out = match path {
-            GemmPath::Vendor if self.vendor => self.inner.gemm(p, &GemmPath::KernelDefault)?,
-            _ => self.inner.gemm(p, path)?,
+    fn resolve_gemm(&self, shape: &GemmShape, path: &GemmPath, layout: ScaleLayout) -> Result<Box<dyn GemmLaunch>> {
+        let inner = match path {
+            GemmPath::Vendor if self.vendor => self.inner.resolve_gemm(shape, &GemmPath::KernelDefault, layout)?,
+            _ => self.inner.resolve_gemm(shape, path, layout)?,
         };
-        if matches!(path, GemmPath::Tuned(c) if Some(c) == self.broken.as_ref()) {
-            // A tile-indexing bug: the last output row is garbage.
-            let mut v = out.to_f64();
-            let n = p.shape.n;
-            let last = (p.shape.m - 1) * n;
-            for j in 0..n {
-                v[last + j] = -v[j] - 1.0;
-            }
-            return Ok(Output::from_f32(out.dtype(), v.into_iter().map(|x| x as f32).collect()));
-        }
-        Ok(out)
-    }
-    fn time_gemm(&self, p: &GemmProblem, path: &GemmPath, o: &TimingOptions) -> Result<Vec<f64>> {
-        self.inner.time_gemm(p, path, o)
+        let broken = matches!(path, GemmPath::Tuned(c) if Some(c) == self.broken.as_ref());
+        Ok(if broken { Box::new(LastRowGarbage { inner, out: shape.out_dtype }) } else { inner })
     }
     fn candidate_configs(&self) -> Vec<KernelConfig> {
         self.inner.candidate_configs().into_iter().chain(self.extra.iter().cloned()).collect()
@@ -479,6 +497,44 @@ impl Backend for LyingBackend {
         } else {
             self.inner.default_config()
         }
+    }
+}
+
+/// A tile-indexing bug: the last output row is garbage (-first row - 1).
+struct LastRowGarbage {
+    inner: Box<dyn GemmLaunch>,
+    out: OutDtype,
+}
+
+impl GemmLaunch for LastRowGarbage {
+    fn describe(&self) -> String {
+        format!("broken {}", self.inner.describe())
+    }
+    fn workspace_bytes(&self, m: usize) -> usize {
+        self.inner.workspace_bytes(m)
+    }
+    unsafe fn enqueue(&self, s: &Stream, a: &GemmLaunchArgs) -> Result<()> {
+        self.inner.enqueue(s, a)?;
+        let (m, n) = (a.m, a.n);
+        let bytes = self.out.bytes();
+        let c = std::slice::from_raw_parts_mut(a.c as *mut u8, m * n * bytes);
+        let read = |c: &[u8], i: usize| -> f32 {
+            match self.out {
+                OutDtype::F32 => f32::from_le_bytes(c[4 * i..4 * i + 4].try_into().unwrap()),
+                OutDtype::Bf16 => half::bf16::from_le_bytes([c[2 * i], c[2 * i + 1]]).to_f32(),
+                OutDtype::F16 => half::f16::from_le_bytes([c[2 * i], c[2 * i + 1]]).to_f32(),
+            }
+        };
+        for j in 0..n {
+            let v = -read(c, j) - 1.0;
+            let i = (m - 1) * n + j;
+            match self.out {
+                OutDtype::F32 => c[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes()),
+                OutDtype::Bf16 => c[2 * i..2 * i + 2].copy_from_slice(&half::bf16::from_f32(v).to_le_bytes()),
+                OutDtype::F16 => c[2 * i..2 * i + 2].copy_from_slice(&half::f16::from_f32(v).to_le_bytes()),
+            }
+        }
+        Ok(())
     }
 }
 

@@ -11,17 +11,19 @@
 //! other rows of the batch (batch invariance).
 
 use std::sync::OnceLock;
-use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::backend::{Backend, BackendKind, TimingOptions};
+use crate::backend::{Backend, GemmLaunch, GemmLaunchArgs, QuantTokensArgs, QuantWeightArgs};
 use crate::config::KernelConfig;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::formats::Fp8Format;
-use crate::gemm::{GemmPath, GemmProblem, GemmShape, Output};
-use crate::quant::{QuantizedTokens, QuantizedWeight, TokenQuantOptions};
+use crate::memory::{HostAllocation, RawBuffer};
+use crate::problem::{ActScales, GemmProblem};
+use crate::quant::TokenQuantOptions;
+use crate::stream::Stream;
+use crate::types::{BackendKind, GemmPath, GemmShape, InputDtype, OutDtype, ScaleLayout};
 
 /// Register block of the micro-kernel: MR rows x NR columns of accumulators.
 const MR: usize = 4;
@@ -85,11 +87,39 @@ impl Backend for CpuBackend {
     fn device(&self) -> &Device {
         &self.device
     }
-    fn quantize_tokens(&self, x: &[f32], m: usize, k: usize, opts: &TokenQuantOptions) -> Result<QuantizedTokens> {
-        crate::quant::quantize_per_token_group(x, m, k, opts)
+    /// Host memory: any address of the element's natural alignment serves.
+    fn alignment(&self) -> usize {
+        1
     }
-    fn quantize_weight(&self, w: &[f32], n: usize, k: usize, block: (usize, usize), format: Fp8Format) -> Result<QuantizedWeight> {
-        crate::quant::quantize_weight_blocks(w, n, k, block, format)
+    fn alloc(&self, bytes: usize) -> Result<RawBuffer> {
+        let a = HostAllocation::new(bytes)?;
+        Ok(RawBuffer::new(a.addr(), bytes, self.id(), Box::new(a)))
+    }
+    fn new_stream(&self) -> Result<Stream> {
+        Ok(Stream::owned(self.id(), 0, Box::new(())))
+    }
+    /// The CPU runs work as it is enqueued: any handle serves as its stream.
+    fn check_raw_stream(&self, _raw: u64) -> Result<()> {
+        Ok(())
+    }
+    /// Host memory cannot be told from other host memory.
+    fn check_raw_memory(&self, _addr: u64, _bytes: usize) -> Result<()> {
+        Ok(())
+    }
+    unsafe fn copy_to_device(&self, _stream: &Stream, dst: u64, src: &[u8]) -> Result<()> {
+        std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len());
+        Ok(())
+    }
+    unsafe fn copy_to_host(&self, _stream: &Stream, src: u64, dst: &mut [u8]) -> Result<()> {
+        std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len());
+        Ok(())
+    }
+    unsafe fn copy_on_device(&self, _stream: &Stream, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        std::ptr::copy(src as *const u8, dst as *mut u8, bytes);
+        Ok(())
+    }
+    fn synchronize(&self, _stream: &Stream) -> Result<()> {
+        Ok(())
     }
     /// Any shape and block are supported; the vendor path is not (no BLAS here), and a tuned
     /// config must have tile sides in 1..=1024.
@@ -100,26 +130,29 @@ impl Backend for CpuBackend {
             GemmPath::KernelDefault => Ok(()),
         }
     }
-    fn gemm(&self, p: &GemmProblem, path: &GemmPath) -> Result<Output> {
+    fn resolve_gemm(&self, shape: &GemmShape, path: &GemmPath, _layout: ScaleLayout) -> Result<Box<dyn GemmLaunch>> {
         let (block_m, block_n) = tile_of(path)?;
-        Ok(Output::from_f32(p.shape.out_dtype, gemm_f32(p, block_m, block_n)?))
+        Ok(Box::new(CpuGemm { shape: *shape, block_m, block_n }))
     }
-    /// Wall-clock seconds of each repeat after `opts.warmup` unmeasured runs. Inputs are not
-    /// rotated (`rotate_bytes` is ignored): the CPU reads them from host memory either way.
-    fn time_gemm(&self, p: &GemmProblem, path: &GemmPath, opts: &TimingOptions) -> Result<Vec<f64>> {
-        let (block_m, block_n) = tile_of(path)?;
-        p.validate()?;
-        for _ in 0..opts.warmup {
-            std::hint::black_box(gemm_f32(p, block_m, block_n)?);
-        }
-        let mut times = Vec::with_capacity(opts.repeats);
-        for _ in 0..opts.repeats {
-            let start = Instant::now();
-            let out = Output::from_f32(p.shape.out_dtype, gemm_f32(p, block_m, block_n)?);
-            times.push(start.elapsed().as_secs_f64());
-            std::hint::black_box(out);
-        }
-        Ok(times)
+    unsafe fn enqueue_quantize_tokens(&self, _stream: &Stream, a: &QuantTokensArgs) -> Result<()> {
+        let x = host_input(a.x, a.input, a.m * a.k);
+        let opts = TokenQuantOptions { group: a.group, format: a.format, fp8_max: Some(a.fp8_max), layout: a.layout, ue8m0: a.ue8m0 };
+        let out = crate::quant::quantize_per_token_group(&x, a.m, a.k, &opts)?;
+        std::ptr::copy_nonoverlapping(out.q.as_ptr(), a.q as *mut u8, out.q.len());
+        std::ptr::copy_nonoverlapping(out.scales.as_ptr(), a.s as *mut f32, out.scales.len());
+        Ok(())
+    }
+    unsafe fn enqueue_quantize_weight(&self, _stream: &Stream, a: &QuantWeightArgs) -> Result<()> {
+        let w = host_input(a.w, a.input, a.n * a.k);
+        let out = crate::quant::quantize_weight_blocks(&w, a.n, a.k, (128, 128), a.format)?;
+        std::ptr::copy_nonoverlapping(out.q.as_ptr(), a.q as *mut u8, out.q.len());
+        std::ptr::copy_nonoverlapping(out.scales.as_ptr(), a.s as *mut f32, out.scales.len());
+        Ok(())
+    }
+    unsafe fn enqueue_convert_to_fnuz(&self, _stream: &Stream, q: u64, bytes: usize, s: u64, scales: usize) -> Result<()> {
+        let q = std::slice::from_raw_parts_mut(q as *mut u8, bytes);
+        let s = std::slice::from_raw_parts_mut(s as *mut f32, scales);
+        crate::formats::convert_e4m3fn_to_fnuz(q, s)
     }
     /// BLOCK_SIZE_M in {8, 16, 32, 64} x BLOCK_SIZE_N in {32, 64, 128, 256}.
     fn candidate_configs(&self) -> Vec<KernelConfig> {
@@ -127,6 +160,53 @@ impl Backend for CpuBackend {
     }
     fn default_config(&self) -> KernelConfig {
         default_cpu_config()
+    }
+}
+
+/// `len` input values at host address `addr`, as f32.
+///
+/// # Safety
+/// `addr` must hold `len` elements of `input`.
+unsafe fn host_input(addr: u64, input: InputDtype, len: usize) -> Vec<f32> {
+    match input {
+        InputDtype::F32 => std::slice::from_raw_parts(addr as *const f32, len).to_vec(),
+        InputDtype::Bf16 => std::slice::from_raw_parts(addr as *const half::bf16, len).iter().map(|v| v.to_f32()).collect(),
+        InputDtype::F16 => std::slice::from_raw_parts(addr as *const half::f16, len).iter().map(|v| v.to_f32()).collect(),
+    }
+}
+
+/// The CPU product for one shape's N, K, block and output, any M: the reference arithmetic.
+struct CpuGemm {
+    shape: GemmShape,
+    block_m: usize,
+    block_n: usize,
+}
+
+impl GemmLaunch for CpuGemm {
+    fn describe(&self) -> String {
+        format!("cpu {}x{} tiles", self.block_m, self.block_n)
+    }
+    fn workspace_bytes(&self, _m: usize) -> usize {
+        0
+    }
+    unsafe fn enqueue(&self, _stream: &Stream, a: &GemmLaunchArgs) -> Result<()> {
+        let shape = GemmShape { m: a.m, ..self.shape };
+        let (kb, nb) = (shape.k_blocks(), shape.n_blocks());
+        let p = GemmProblem {
+            shape,
+            a: std::slice::from_raw_parts(a.a as *const u8, a.m * a.k),
+            a_scales: ActScales { data: std::slice::from_raw_parts(a.a_scales as *const f32, a.a_layout.scale_count(a.m, kb)), layout: a.a_layout },
+            b: std::slice::from_raw_parts(a.b as *const u8, a.n * a.k),
+            b_scales: std::slice::from_raw_parts(a.b_scales as *const f32, nb * kb),
+        };
+        let c = gemm_f32(&p, self.block_m, self.block_n)?;
+        let len = a.m * a.n;
+        match shape.out_dtype {
+            OutDtype::F32 => std::ptr::copy_nonoverlapping(c.as_ptr(), a.c as *mut f32, len),
+            OutDtype::Bf16 => std::slice::from_raw_parts_mut(a.c as *mut half::bf16, len).iter_mut().zip(&c).for_each(|(o, v)| *o = half::bf16::from_f32(*v)),
+            OutDtype::F16 => std::slice::from_raw_parts_mut(a.c as *mut half::f16, len).iter_mut().zip(&c).for_each(|(o, v)| *o = half::f16::from_f32(*v)),
+        }
+        Ok(())
     }
 }
 

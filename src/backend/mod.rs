@@ -8,51 +8,19 @@ use crate::config::KernelConfig;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::formats::Fp8Format;
-use crate::gemm::{GemmPath, GemmProblem, GemmShape, Output};
-use crate::quant::{QuantizedTokens, QuantizedWeight, TokenQuantOptions};
+use crate::memory::RawBuffer;
+use crate::problem::{GemmProblem, Output};
+use crate::stream::Stream;
+pub use crate::types::BackendKind;
+use crate::types::{DeviceId, GemmPath, GemmShape, InputDtype, ScaleLayout};
 
 pub mod cpu;
+mod host_ops;
+pub use host_ops::HostOps;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 #[cfg(feature = "rocm")]
 pub mod hip;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum BackendKind {
-    Cpu,
-    Cuda,
-    Rocm,
-}
-
-impl BackendKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::Cpu => "cpu",
-            BackendKind::Cuda => "cuda",
-            BackendKind::Rocm => "rocm",
-        }
-    }
-    /// Whether this build has the backend compiled in.
-    pub fn compiled(self) -> bool {
-        match self {
-            BackendKind::Cpu => true,
-            BackendKind::Cuda => cfg!(feature = "cuda"),
-            BackendKind::Rocm => cfg!(feature = "rocm"),
-        }
-    }
-}
-
-impl std::str::FromStr for BackendKind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "cpu" => Ok(BackendKind::Cpu),
-            "cuda" => Ok(BackendKind::Cuda),
-            "rocm" | "hip" => Ok(BackendKind::Rocm),
-            _ => Err(Error::invalid("backend", format!("{s:?} (expected cpu, cuda or rocm)"))),
-        }
-    }
-}
 
 /// How a benchmark or the tuner times a path.
 #[derive(Clone, Debug)]
@@ -92,31 +60,153 @@ impl std::str::FromStr for Launches {
     }
 }
 
+/// One product's device addresses and sizes, checked by [`GemmPlan::enqueue`](crate::GemmPlan::enqueue)
+/// (lengths, alignment, device) before a backend sees them.
+#[derive(Clone, Copy, Debug)]
+pub struct GemmLaunchArgs {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// fp8 [M, K] row-major.
+    pub a: u64,
+    pub a_scales: u64,
+    /// (row stride, K-block stride) of the activation scales, in elements.
+    pub a_scale_strides: (usize, usize),
+    pub a_layout: ScaleLayout,
+    /// fp8 [N, K] row-major.
+    pub b: u64,
+    /// [ceil(N/128), ceil(K/128)] row-major.
+    pub b_scales: u64,
+    /// The weight scales in the vendor BLAS's layout, where the backend asked for one (0 otherwise).
+    pub b_scales_vendor: u64,
+    /// [M, N] row-major in the plan's output dtype.
+    pub c: u64,
+    /// The plan's workspace (`workspace_bytes` for the largest M it was sized for).
+    pub workspace: u64,
+    pub workspace_bytes: usize,
+}
+
+/// A path resolved to what it launches: kernel handle, grid rule, K split, vendor plan.
+/// Built once by [`Backend::resolve_gemm`]; `enqueue` then only computes the grid for M.
+pub trait GemmLaunch: Send + Sync {
+    /// What runs, for logs ("cuda kernel 128x128x128 w8 s4", "cuBLASLt", ...).
+    fn describe(&self) -> String;
+    /// Device workspace this launch needs for `m` rows (the plan allocates it up front).
+    fn workspace_bytes(&self, m: usize) -> usize;
+    /// Enqueues the product on `stream` without waiting for it.
+    ///
+    /// # Safety
+    /// Every address in `args` must be live memory of this backend's device, sized for the
+    /// shape and aligned as [`Backend::alignment`] says, until the stream has run the work;
+    /// the workspace must be at least `workspace_bytes(args.m)` and used by nothing else
+    /// meanwhile.
+    unsafe fn enqueue(&self, stream: &Stream, args: &GemmLaunchArgs) -> Result<()>;
+}
+
+/// Token quantization on the device: x [M, K] (bf16/f16/f32) -> q fp8 [M, K] and scales.
+#[derive(Clone, Copy, Debug)]
+pub struct QuantTokensArgs {
+    pub x: u64,
+    pub input: InputDtype,
+    pub m: usize,
+    pub k: usize,
+    pub q: u64,
+    pub s: u64,
+    /// Group width along K (the GPU kernels take 128 only).
+    pub group: usize,
+    pub layout: ScaleLayout,
+    pub format: Fp8Format,
+    /// The fp8 value a group's amax maps to (already resolved from the options).
+    pub fp8_max: f32,
+    pub ue8m0: bool,
+}
+
+/// Weight quantization on the device: w [N, K] (bf16/f16/f32) -> q fp8 [N, K] and one scale per
+/// 128x128 block.
+#[derive(Clone, Copy, Debug)]
+pub struct QuantWeightArgs {
+    pub w: u64,
+    pub input: InputDtype,
+    pub n: usize,
+    pub k: usize,
+    pub q: u64,
+    pub s: u64,
+    pub format: Fp8Format,
+}
+
+/// What a backend computes with: device memory, streams, the kernels' launch sequences and the
+/// kernel configs it can run. Timing has its own primitive (`time_passes`) that benches and the
+/// tuner build on through the same launches users run; the host-slice conveniences are in
+/// [`HostOps`].
 pub trait Backend: Send + Sync {
     fn kind(&self) -> BackendKind;
     fn device(&self) -> &Device;
+    /// The identity buffers, streams and plans of this backend carry.
+    fn id(&self) -> DeviceId {
+        DeviceId { backend: self.kind(), ordinal: self.device().ordinal }
+    }
+    /// Byte alignment every device address passed to a kernel must have.
+    fn alignment(&self) -> usize {
+        16
+    }
 
-    fn quantize_tokens(&self, x: &[f32], m: usize, k: usize, opts: &TokenQuantOptions) -> Result<QuantizedTokens>;
-    fn quantize_weight(&self, w: &[f32], n: usize, k: usize, block: (usize, usize), format: Fp8Format) -> Result<QuantizedWeight>;
+    /// `bytes` of zeroed device memory.
+    fn alloc(&self, bytes: usize) -> Result<RawBuffer>;
+    /// A new stream of this device, owned by the crate.
+    fn new_stream(&self) -> Result<Stream>;
+    /// Whether `raw` is a stream handle of this device, where the runtime can tell.
+    fn check_raw_stream(&self, raw: u64) -> Result<()>;
+    /// Whether `bytes` at `addr` are memory of this device, where the runtime can tell.
+    fn check_raw_memory(&self, addr: u64, bytes: usize) -> Result<()>;
+    /// Enqueues a copy of `src` to device address `dst`; `src` may be reused on return.
+    ///
+    /// # Safety
+    /// `dst` must address `src.len()` writable bytes of this device.
+    unsafe fn copy_to_device(&self, stream: &Stream, dst: u64, src: &[u8]) -> Result<()>;
+    /// Copies `dst.len()` bytes at device address `src` into `dst`, after the work before it on
+    /// `stream` (this waits for the stream).
+    ///
+    /// # Safety
+    /// `src` must address `dst.len()` readable bytes of this device.
+    unsafe fn copy_to_host(&self, stream: &Stream, src: u64, dst: &mut [u8]) -> Result<()>;
+    /// Enqueues a device-to-device copy.
+    ///
+    /// # Safety
+    /// Both ranges must be memory of this device of `bytes` bytes.
+    unsafe fn copy_on_device(&self, stream: &Stream, dst: u64, src: u64, bytes: usize) -> Result<()>;
+    /// Waits for everything enqueued on `stream`.
+    fn synchronize(&self, stream: &Stream) -> Result<()>;
 
     /// Whether `path` can run `shape` here; the reason when it cannot.
     fn supports(&self, shape: &GemmShape, path: &GemmPath) -> std::result::Result<(), String>;
-
-    /// Runs an already validated problem along `path`.
-    fn gemm(&self, p: &GemmProblem, path: &GemmPath) -> Result<Output>;
-
-    /// Per-repeat seconds of `path` on `p`, inputs resident where the backend computes.
-    fn time_gemm(&self, p: &GemmProblem, path: &GemmPath, opts: &TimingOptions) -> Result<Vec<f64>>;
-
-    /// Per-repeat seconds of a dense bf16 x bf16 -> bf16 vendor GEMM (fp32 compute) of the
-    /// dequantized inputs of `p` (A[m, k] * As and B[n, k] * Bs rounded to bf16 on the host;
-    /// only the GEMM is timed, over rotating copies), and its output (row-major [M, N]) for
-    /// accuracy checks. The benchmark's "what fp8 saves" baseline; the output is bf16 whatever
-    /// `p.shape.out_dtype` says. `Error::Unsupported` where the backend has no such GEMM.
-    fn time_bf16_vendor_gemm(&self, p: &GemmProblem, opts: &TimingOptions) -> Result<(Vec<f64>, Output)> {
-        let _ = (p, opts);
-        Err(Error::Unsupported { path: "bf16 vendor GEMM".into(), reason: format!("no bf16 vendor GEMM on the {} backend", self.kind().name()) })
+    /// Resolves `path` for products of `shape`'s N, K, block, format and output, activation
+    /// scales in `layout`, up to `shape.m` rows.
+    fn resolve_gemm(&self, shape: &GemmShape, path: &GemmPath, layout: ScaleLayout) -> Result<Box<dyn GemmLaunch>>;
+    /// The weight scales in the vendor BLAS's own layout, where its path needs one (cuBLASLt
+    /// pads the K-block count to a multiple of 4): `None` where the plain layout serves.
+    ///
+    /// # Safety
+    /// `scales` must address `n_blocks * k_blocks` f32 of this device.
+    unsafe fn vendor_weight_scales(&self, stream: &Stream, scales: u64, n_blocks: usize, k_blocks: usize) -> Result<Option<RawBuffer>> {
+        let _ = (stream, scales, n_blocks, k_blocks);
+        Ok(None)
     }
+    /// Enqueues token quantization.
+    ///
+    /// # Safety
+    /// Addresses live and sized for the arguments (q: M*K bytes; s: the layout's scale count).
+    unsafe fn enqueue_quantize_tokens(&self, stream: &Stream, args: &QuantTokensArgs) -> Result<()>;
+    /// Enqueues 128x128 block weight quantization.
+    ///
+    /// # Safety
+    /// Addresses live and sized for the arguments.
+    unsafe fn enqueue_quantize_weight(&self, stream: &Stream, args: &QuantWeightArgs) -> Result<()>;
+    /// Enqueues the in-place OCP e4m3fn -> e4m3fnuz conversion of a quantized weight
+    /// (0x80 -> 0x00, scales x2).
+    ///
+    /// # Safety
+    /// `q` must address `bytes` bytes and `s` `scales` f32 of this device.
+    unsafe fn enqueue_convert_to_fnuz(&self, stream: &Stream, q: u64, bytes: usize, s: u64, scales: usize) -> Result<()>;
 
     /// The kernel configs this build can launch (the tuner's candidates).
     fn candidate_configs(&self) -> Vec<KernelConfig>;
@@ -133,6 +223,38 @@ pub trait Backend: Send + Sync {
     fn pinned_config(&self, cfg: &KernelConfig, shape: &GemmShape) -> KernelConfig {
         let _ = shape;
         cfg.clone()
+    }
+
+    /// Seconds per pass for each of `opts.repeats` repeats, a pass being `pass(i)` for i in
+    /// 0..copies (each enqueueing work on `stream`), after `opts.warmup` passes. This
+    /// default times on the host around a synchronize; GPU backends use device events (and
+    /// CUDA graph replay for `Launches::Graph`).
+    fn time_passes(&self, stream: &Stream, copies: usize, opts: &TimingOptions, pass: &dyn Fn(usize) -> Result<()>) -> Result<Vec<f64>> {
+        let _ = opts.launches; // host backends run work as it is enqueued; nothing to capture
+        for w in 0..opts.warmup {
+            pass(w % copies.max(1))?;
+        }
+        self.synchronize(stream)?;
+        let mut out = Vec::with_capacity(opts.repeats);
+        for _ in 0..opts.repeats.max(1) {
+            let start = std::time::Instant::now();
+            for i in 0..copies.max(1) {
+                pass(i)?;
+            }
+            self.synchronize(stream)?;
+            out.push(start.elapsed().as_secs_f64() / copies.max(1) as f64);
+        }
+        Ok(out)
+    }
+
+    /// Per-repeat seconds of a dense bf16 x bf16 -> bf16 vendor GEMM (fp32 compute) of the
+    /// dequantized inputs of `p` (A[m, k] * As and B[n, k] * Bs rounded to bf16 on the host;
+    /// only the GEMM is timed, over rotating copies), and its output (row-major [M, N]) for
+    /// accuracy checks. The benchmark's "what fp8 saves" baseline; the output is bf16 whatever
+    /// `p.shape.out_dtype` says. `Error::Unsupported` where the backend has no such GEMM.
+    fn time_bf16_vendor_gemm(&self, p: &GemmProblem, opts: &TimingOptions) -> Result<(Vec<f64>, Output)> {
+        let _ = (p, opts);
+        Err(Error::Unsupported { path: "bf16 vendor GEMM".into(), reason: format!("no bf16 vendor GEMM on the {} backend", self.kind().name()) })
     }
 }
 

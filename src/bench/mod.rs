@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::backend::{Backend, BackendKind, TimingOptions};
+use crate::backend::{Backend, HostOps, BackendKind, TimingOptions};
 use crate::config::{Library, PATH_KEY};
 use crate::error::{Error, Result};
 use crate::gemm::{GemmPath, GemmShape, OutDtype};

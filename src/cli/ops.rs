@@ -7,7 +7,7 @@ use clap::Args;
 
 use blockfp8::config::Library;
 use blockfp8::gemm::{ActScales, BlockScaledGemm, GemmProblem, GemmShape, OutDtype};
-use blockfp8::{npy, Error, Fp8Format, Result, ScaleLayout, TokenQuantOptions};
+use blockfp8::{npy, Error, Fp8Format, HostOps, Result, ScaleLayout, TokenQuantOptions};
 
 use super::{parse_fp8, parse_pair, BackendArgs};
 

@@ -88,23 +88,12 @@ impl ConfigTable {
     /// The entry whose key is nearest to `m`; a tie goes to the smaller key, an `m` beyond
     /// the grid takes the largest. `None` only for a table with no entries.
     pub fn nearest(&self, m: usize) -> Option<(usize, &KernelConfig)> {
-        // First key >= m; the candidates are it and its predecessor.
-        let i = self.entries.partition_point(|(key, _)| *key < m);
-        let above = self.entries.get(i);
-        let below = i.checked_sub(1).and_then(|j| self.entries.get(j));
-        let pick = match (below, above) {
-            (Some(b), Some(a)) => {
-                if a.0 - m < m - b.0 {
-                    a
-                } else {
-                    b
-                }
-            }
-            (Some(b), None) => b,
-            (None, Some(a)) => a,
-            (None, None) => return None,
-        };
-        Some((pick.0, &pick.1))
+        self.nearest_index(m).map(|i| (self.entries[i].0, &self.entries[i].1))
+    }
+
+    /// The index into `entries` of [`nearest`](Self::nearest)'s pick.
+    pub fn nearest_index(&self, m: usize) -> Option<usize> {
+        nearest_key_index(self.entries.iter().map(|(key, _)| *key), self.entries.len(), m)
     }
 
     /// The vLLM layout: an object keyed by M as strings in ascending order, indent 4,
@@ -388,4 +377,19 @@ fn check_key<E: de::Error>(key: &str, seen: &mut HashSet<String>) -> Result<(), 
         return Err(E::custom(format!("duplicate key {key:?}")));
     }
     Ok(())
+}
+
+/// The index of the key nearest to `m` among `len` ascending keys; a tie goes to the smaller
+/// key, an `m` beyond the grid takes the largest. `None` only when there are no keys.
+pub fn nearest_key_index(keys: impl Iterator<Item = usize> + Clone, len: usize, m: usize) -> Option<usize> {
+    // First key >= m; the candidates are it and its predecessor.
+    let i = keys.clone().take_while(|key| *key < m).count();
+    let above = keys.clone().nth(i);
+    let below = i.checked_sub(1).and_then(|j| keys.clone().nth(j));
+    match (below, above) {
+        (Some(b), Some(a)) => Some(if a - m < m - b { i } else { i - 1 }),
+        (Some(_), None) => Some(len - 1),
+        (None, Some(_)) => Some(i),
+        (None, None) => None,
+    }
 }

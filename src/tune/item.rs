@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use crate::backend::{Backend, TimingOptions};
+use crate::backend::{Backend, HostOps, TimingOptions};
 use crate::config::{KernelConfig, PATH_KEY};
 use crate::error::{Error, Result};
 use crate::gemm::{GemmPath, GemmProblem, GemmShape, OutDtype};

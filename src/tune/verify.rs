@@ -8,7 +8,7 @@
 //! milliseconds) so that checking never dominates tuning on a GPU host.
 
 use crate::backend::cpu::CpuBackend;
-use crate::backend::Backend;
+use crate::backend::HostOps;
 use crate::error::Result;
 use crate::gemm::{calc_diff, ActScales, GemmPath, GemmProblem, GemmShape, OutDtype, Output};
 use crate::quant::ScaleLayout;
