@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::backend::{Backend, Launches, TimingOptions};
+use crate::backend::{Backend, HostOps, Launches, TimingOptions};
 use crate::config::KernelConfig;
 use crate::error::Result;
 use crate::formats::Fp8Format;
