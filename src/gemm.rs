@@ -82,6 +82,26 @@ impl GemmShape {
     pub fn flops(&self) -> f64 {
         2.0 * self.m as f64 * self.n as f64 * self.k as f64
     }
+    /// The size rules every product obeys, checked before any buffer of it exists: M, N, K
+    /// and the block sides >= 1, and A, B and C within the GPU kernels' 32-bit indexing
+    /// (at most 2^31-1 elements each, no overflow on the way).
+    pub fn check_size(&self, op: &'static str) -> Result<()> {
+        let s = self;
+        if s.m == 0 || s.n == 0 || s.k == 0 {
+            return Err(Error::shape(op, format!("M, N and K must be >= 1, got M={} N={} K={}", s.m, s.n, s.k)));
+        }
+        if s.block.0 == 0 || s.block.1 == 0 {
+            return Err(Error::invalid(op, format!("block shape {:?} has a zero side", s.block)));
+        }
+        let limit = i32::MAX as usize;
+        for (what, elems) in [("A", s.m.checked_mul(s.k)), ("B", s.n.checked_mul(s.k)), ("C", s.m.checked_mul(s.n))] {
+            match elems {
+                Some(e) if e <= limit => {}
+                _ => return Err(Error::shape(op, format!("{what} has more than 2^31-1 elements (M={} N={} K={})", s.m, s.n, s.k))),
+            }
+        }
+        Ok(())
+    }
     /// Bytes a kernel must move at least: A, B (fp8), scales ignored, C written once.
     pub fn min_bytes(&self) -> f64 {
         (self.m * self.k + self.n * self.k + self.out_dtype.bytes() * self.m * self.n) as f64
@@ -118,20 +138,7 @@ impl<'a> GemmProblem<'a> {
     pub fn validate(&self) -> Result<()> {
         const OP: &str = "gemm";
         let s = &self.shape;
-        if s.m == 0 || s.n == 0 || s.k == 0 {
-            return Err(Error::shape(OP, format!("M, N and K must be >= 1, got M={} N={} K={}", s.m, s.n, s.k)));
-        }
-        if s.block.0 == 0 || s.block.1 == 0 {
-            return Err(Error::invalid(OP, format!("block shape {:?} has a zero side", s.block)));
-        }
-        // GPU kernels index with 32-bit integers; refuse what would overflow them.
-        let limit = i32::MAX as usize;
-        for (what, elems) in [("A", s.m.checked_mul(s.k)), ("B", s.n.checked_mul(s.k)), ("C", s.m.checked_mul(s.n))] {
-            match elems {
-                Some(e) if e <= limit => {}
-                _ => return Err(Error::shape(OP, format!("{what} has more than 2^31-1 elements (M={} N={} K={})", s.m, s.n, s.k))),
-            }
-        }
+        s.check_size(OP)?;
         if self.a.len() != s.m * s.k {
             return Err(Error::shape(OP, format!("A has {} bytes, expected M*K = {}*{} = {}", self.a.len(), s.m, s.k, s.m * s.k)));
         }
