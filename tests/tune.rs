@@ -727,7 +727,7 @@ const CHILD_DIR_ENV: &str = "BLOCKFP8_TUNE_TEST_CHILD_DIR";
 #[test]
 #[ignore = "spawned by a_sigkilled_process_resumes"]
 fn child_slow_tune() {
-    let Ok(dir) = std::env::var(CHILD_DIR_ENV) else { return };
+    let dir = std::env::var(CHILD_DIR_ENV).unwrap_or_else(|_| panic!("run only as the child of a_sigkilled_process_resumes ({CHILD_DIR_ENV} unset)"));
     let slow = FakeTiming { sleep_ms: 15, ..Default::default() };
     tune::tune_with(&[cpu()], &opts(small_shapes(), Path::new(&dir), &MS), &slow).unwrap();
 }

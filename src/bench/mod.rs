@@ -53,8 +53,8 @@ impl std::str::FromStr for BenchShape {
     }
 }
 
-/// The shapes of shared/docs/anchors.md (measured on the H200 for cuBLASLt and vLLM's
-/// Triton kernel), so GPU results line up with those anchors.
+/// The anchor shapes (measured on the H200 for cuBLASLt and vLLM's Triton kernel; the
+/// H200 section of BENCHMARKS.md), so GPU results line up with those anchors.
 pub const ANCHOR_SHAPES: [(usize, usize, usize); 16] = [
     (8, 4096, 7168),
     (8, 7168, 18432),

@@ -1,5 +1,5 @@
 //! Launch sequences of the HIP backend: uploading a problem, the GEMM kernel, the rocBLAS
-//! block-scaled path, the quantization kernels. Every launch states the ABI of TEAM.md.
+//! block-scaled path, the quantization kernels. Every launch follows the kernel ABI (hip/README.md).
 
 use std::sync::Arc;
 
@@ -119,7 +119,7 @@ impl HipBackend {
                     as_stride_m: as_m,
                     as_stride_kb: as_kb,
                 };
-                // SAFETY: the GEMM ABI (TEAM.md) in order; buffers sized by DeviceProblem::upload
+                // SAFETY: the GEMM ABI (hip/README.md) in order; buffers sized by DeviceProblem::upload
                 // from a validated problem; they live in `dp` until the caller synchronises.
                 unsafe { function.launch(&self.stream, cfg, &mut values.args()) }
             }
