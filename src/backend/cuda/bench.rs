@@ -37,7 +37,7 @@ pub const ANCHORS: [(usize, usize, usize, f64, f64); 16] = [
     (4096, 4096, 7168, 350.6, 204.5),
 ];
 
-/// Copy bandwidth measured on the H200 (anchors.md), for the bytes floor.
+/// Copy bandwidth measured on the H200 alongside the anchor figures, for the bytes floor.
 pub const COPY_BW: f64 = 4.25e12;
 
 struct Owned {
