@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Run on the CPU machine (the H200 machine has no Rust toolchain): builds what the device
+# scripts run and stages it in .device-bin/ (git-ignored), which travels with the working
+# tree to the device machine:
+#   cuda-default  the cuda test binary of the default build (what users get);
+#   cuda-full     the same of the tuning build (--features cuda,tuning-full: every candidate tile);
+#   blockfp8      the CLI of the default build (stripped);
+#   *.cubin       the default build's kernels, for SASS dumps (cuda/device_run.sh);
+#   the scripts of ci/h200/ and cuda/device_run.sh.
+# Usage: bash ci/h200/stage.sh [default|full|all]   (default: all)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+what=${1:-all}
+export BLOCKFP8_NVCC=${BLOCKFP8_NVCC:-$(bash ci/install-nvcc.sh)}
+B=.device-bin
+mkdir -p $B
+# cargo names the test binary on stderr: "Executable tests/cuda.rs (target/release/deps/cuda-<hash>)".
+test_binary() {
+    cargo test --release --features "$1" --test cuda --no-run 2>&1 | tee /dev/stderr | sed -n 's|.*Executable tests/cuda.rs (\(.*\))|\1|p' | tail -1
+}
+if [ "$what" = full ] || [ "$what" = all ]; then
+    cp "$(test_binary cuda,tuning-full)" $B/cuda-full
+fi
+if [ "$what" = default ] || [ "$what" = all ]; then
+    cp "$(test_binary cuda)" $B/cuda-default
+    cargo build --release --features cuda
+    strip -o $B/blockfp8 target/release/blockfp8
+    # The newest build output folder is the default build's just made.
+    cp "$(ls -td target/release/build/blockfp8-*/out | head -1)"/*.cubin $B/
+fi
+cp ci/h200/*.sh cuda/device_run.sh $B/
+ls -l $B
