@@ -106,13 +106,16 @@ fn main() -> blockfp8::Result<()> {
     ctx.synchronize(&stream)?;
     let allocs_before_capture = allocation_count();
     let graph = capture(raw, || step(&mut xq, &mut xs, &mut ys, &x));
+    let mut step_allocs = allocation_count() - allocs_before_capture;
     let cpu_ctx = Context::new(Arc::clone(&cpu), Arc::new(Library::new(vec![], false, false)));
     let cpu_gemm = blockfp8::BlockScaledGemm::from_context(cpu_ctx);
     for round in 0..3u64 {
         let xf = rng_vec(m * k, 100 + round, 8.0);
         let xb: Vec<bf16> = xf.iter().map(|&v| bf16::from_f32(v)).collect();
         ctx.copy_to_device(&stream, &xb, &mut x.view_mut())?;
+        let before = allocation_count();
         replay(&graph, raw);
+        step_allocs += allocation_count() - before;
         let xr: Vec<f32> = xb.iter().map(|v| v.to_f32()).collect();
         let want_q = cpu.quantize_tokens(&xr, m, k, &opts)?;
         let got_q = ctx.download(&stream, xq.view())?;
@@ -134,8 +137,8 @@ fn main() -> blockfp8::Result<()> {
         failures += usize::from(!ok);
         println!("graph replay {round} after new inputs: quantized bytes+scales equal CPU: {q_ok}; worst GEMM calc_diff {worst:.2e}: {}", if ok { "ok" } else { "FAIL" });
     }
-    let captured_allocs = allocation_count() - allocs_before_capture;
-    println!("allocations by capture + 3 replays: {captured_allocs}");
+    failures += usize::from(step_allocs != 0);
+    println!("crate allocations while capturing and replaying the step: {step_allocs}");
 
     // --- enqueue allocates nothing and does not wait: 10,000 M=1 GEMMs.
     let (n1, k1) = (2112usize, 7168usize);
@@ -149,38 +152,45 @@ fn main() -> blockfp8::Result<()> {
     ctx.synchronize(&stream)?;
     println!("M=1 N={n1} K={k1}: {}", plan1.path_for(1).label());
     let (allocs0, free0) = (allocation_count(), mem_free());
+    // Host cost: 50 batches of 200 enqueues with the stream drained between batches, so the
+    // launch queue never fills and the time is the host's own (a full queue makes a launch wait
+    // for the GPU).
     let calls = 10_000usize;
-    let t0 = Instant::now();
-    let mut eager_dev = 0.0;
-    let mut host_per_call = 0.0;
-    for chunk in 0..10 {
-        let mut host = 0.0;
-        let dev = device_time(raw, || {
-            for _ in 0..calls / 10 {
-                let t = Instant::now();
-                plan1.enqueue(&stream, a1.view(), s1.view(), &w1, &mut y1.view_mut()).expect("enqueue");
-                host += t.elapsed().as_secs_f64();
-            }
-        });
-        if chunk > 0 {
-            eager_dev += dev;
-            host_per_call += host;
+    let mut host_total = 0.0;
+    let mut host_max = 0.0f64;
+    for _ in 0..50 {
+        ctx.synchronize(&stream)?;
+        for _ in 0..calls / 50 {
+            let t = Instant::now();
+            plan1.enqueue(&stream, a1.view(), s1.view(), &w1, &mut y1.view_mut())?;
+            let dt = t.elapsed().as_secs_f64();
+            host_total += dt;
+            host_max = host_max.max(dt);
         }
     }
-    let wall = t0.elapsed().as_secs_f64();
-    let eager_per = eager_dev / (calls as f64 * 0.9);
-    let host_per = host_per_call / (calls as f64 * 0.9);
+    ctx.synchronize(&stream)?;
+    let host_per = host_total / calls as f64;
+    // Eager throughput: 1,000 back-to-back enqueues between two events (best of 5).
+    let eager_per = (0..5)
+        .map(|_| {
+            device_time(raw, || {
+                for _ in 0..1000 {
+                    plan1.enqueue(&stream, a1.view(), s1.view(), &w1, &mut y1.view_mut()).expect("enqueue");
+                }
+            }) / 1000.0
+        })
+        .fold(f64::MAX, f64::min);
     let (allocs1, free1) = (allocation_count(), mem_free());
     let no_alloc = allocs1 == allocs0 && free1 == free0;
     failures += usize::from(!no_alloc);
     println!(
-        "10,000 enqueues: crate allocations {} (cuMemGetInfo free {} -> {} bytes): {}; host time per enqueue {:.2} us (mean of the last 9,000); wall {:.1} ms",
+        "10,000 enqueues + 5,000 more: crate allocations {} (cuMemGetInfo free {} -> {} bytes): {}; host time per enqueue {:.2} us mean, {:.2} us max",
         allocs1 - allocs0,
         free0,
         free1,
         if no_alloc { "ok" } else { "FAIL" },
         host_per * 1e6,
-        wall * 1e3
+        host_max * 1e6
     );
     // The same launches captured and replayed.
     let g1 = capture(raw, || {
@@ -198,6 +208,34 @@ fn main() -> blockfp8::Result<()> {
     let ratio = eager_per / graph_per;
     failures += usize::from(ratio > 1.3);
     println!("M=1 N={n1} K={k1}: eager {:.2} us per GEMM, graph replay {:.2} us: eager/graph {:.2} ({})", eager_per * 1e6, graph_per * 1e6, ratio, if ratio <= 1.3 { "ok, <= 1.3" } else { "FAIL, > 1.3" });
+
+    // --- Where host time goes: the same product with one launch (SPLIT_K 1) and with the shipped
+    // entry's split (GEMM + split-K conversion), from a config folder written here.
+    let dir = std::env::temp_dir().join(format!("blockfp8-launch-probe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| blockfp8::Error::io("probe dir", e))?;
+    for splits in [1u32, 4] {
+        let file = dir.join(blockfp8::config::dense_file_name(n1, k1, &ctx.device().config_name(), "fp8_w8a8", (128, 128)));
+        let entry = format!("{{\"1\": {{\"BLOCK_SIZE_M\": 16, \"BLOCK_SIZE_N\": 64, \"BLOCK_SIZE_K\": 128, \"GROUP_SIZE_M\": 8, \"num_warps\": 4, \"num_stages\": 8, \"SPLIT_K\": {splits}}}}}\n");
+        std::fs::write(&file, entry).map_err(|e| blockfp8::Error::io("probe file", e))?;
+        let pctx = Context::new(Arc::clone(ctx.backend()), Arc::new(Library::new(vec![dir.clone()], false, false)));
+        let plan = pctx.gemm_plan(GemmSpec { n: n1, k: k1, block: (128, 128), format: fp8, out_dtype: OutDtype::Bf16, a_layout: ScaleLayout::RowMajor, max_m: 1 })?;
+        plan.enqueue(&stream, a1.view(), s1.view(), &w1, &mut y1.view_mut())?;
+        ctx.synchronize(&stream)?;
+        let mut host = 0.0;
+        let dev = device_time(raw, || {
+            for _ in 0..2000 {
+                let t = Instant::now();
+                plan.enqueue(&stream, a1.view(), s1.view(), &w1, &mut y1.view_mut()).expect("enqueue");
+                host += t.elapsed().as_secs_f64();
+            }
+        });
+        let g = capture(raw, || (0..1000).try_for_each(|_| plan.enqueue(&stream, a1.view(), s1.view(), &w1, &mut y1.view_mut())));
+        replay(&g, raw);
+        ctx.synchronize(&stream)?;
+        let graph = (0..3).map(|_| device_time(raw, || replay(&g, raw)) / 1000.0).fold(f64::MAX, f64::min);
+        println!("probe SPLIT_K={splits} ({}): host {:.2} us per enqueue, eager {:.2} us, graph {:.2} us per GEMM", plan.path_for(1).label(), host / 2000.0 * 1e6, dev / 2000.0 * 1e6, graph * 1e6);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 
     // --- enqueue does not wait for the GPU: host time of one enqueue of a ~200 us GEMM.
     let (mb, nb, kb) = (4096usize, 4096usize, 7168usize);

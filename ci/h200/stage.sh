@@ -5,6 +5,7 @@
 #   cuda-default  the cuda test binary of the default build (what users get);
 #   cuda-full     the same of the tuning build (--features cuda,tuning-full: every candidate tile);
 #   blockfp8      the CLI of the default build (stripped);
+#   device_api    the device-API test binary, cuda_decode_step its example (default build);
 #   *.cubin       the default build's kernels, for SASS dumps (cuda/device_run.sh);
 #   the scripts of ci/h200/ and cuda/device_run.sh.
 # Usage: bash ci/h200/stage.sh [default|full|all]   (default: all)
@@ -16,15 +17,18 @@ B=.device-bin
 mkdir -p $B
 # cargo names the test binary on stderr: "Executable tests/cuda.rs (target/release/deps/cuda-<hash>)".
 test_binary() {
-    cargo test --release --features "$1" --test cuda --no-run 2>&1 | tee /dev/stderr | sed -n 's|.*Executable tests/cuda.rs (\(.*\))|\1|p' | tail -1
+    local t=${2:-cuda}
+    cargo test --release --features "$1" --test "$t" --no-run 2>&1 | tee /dev/stderr | sed -n "s|.*Executable tests/$t.rs (\\(.*\\))|\\1|p" | tail -1
 }
 if [ "$what" = full ] || [ "$what" = all ]; then
-    cp "$(test_binary cuda,tuning-full)" $B/cuda-full
+    strip -o $B/cuda-full "$(test_binary cuda,tuning-full)"
 fi
 if [ "$what" = default ] || [ "$what" = all ]; then
-    cp "$(test_binary cuda)" $B/cuda-default
-    cargo build --release --features cuda
+    strip -o $B/cuda-default "$(test_binary cuda)"
+    strip -o $B/device_api "$(test_binary cuda device_api)"
+    cargo build --release --features cuda --bin blockfp8 --example cuda_decode_step
     strip -o $B/blockfp8 target/release/blockfp8
+    strip -o $B/cuda_decode_step target/release/examples/cuda_decode_step
     # The newest build output folder is the default build's just made.
     cp "$(ls -td target/release/build/blockfp8-*/out | head -1)"/*.cubin $B/
 fi

@@ -40,8 +40,14 @@ pub(super) fn alloc(gpu: &Arc<Gpu>, id: DeviceId, bytes: usize) -> Result<RawBuf
         Err(e) => return Err(super::runtime::driver_err("cuMemAlloc", e)),
     };
     let owner = CudaAllocation { gpu: Arc::clone(gpu), ptr };
-    // SAFETY: the allocation just made, bytes.max(1) long.
-    unsafe { result::memset_d8_sync(ptr, 0, bytes.max(1)) }.dev("cuMemsetD8")?;
+    // Cleared on the legacy stream and waited for: the crate's streams are non-blocking, so
+    // work enqueued on them next would not wait for an unfinished memset (and a late memset
+    // would then wipe what that work wrote).
+    // SAFETY: the allocation just made, bytes.max(1) long; the null stream is the legacy one.
+    unsafe {
+        result::memset_d8_async(ptr, 0, bytes.max(1), std::ptr::null_mut()).dev("cuMemsetD8Async")?;
+        result::stream::synchronize(std::ptr::null_mut()).dev("cuStreamSynchronize(legacy)")?;
+    }
     Ok(RawBuffer::new(ptr, bytes, id, Box::new(owner)))
 }
 
@@ -100,15 +106,25 @@ pub(super) fn check_memory(gpu: &Gpu, ordinal: usize, addr: u64, bytes: usize) -
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn copy_rows(gpu: &Gpu, stream: &Stream, dst: u64, dst_pitch: usize, src: u64, src_pitch: usize, width: usize, rows: usize) -> Result<()> {
     gpu.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
-    let mut p: sys::CUDA_MEMCPY2D = std::mem::zeroed();
-    p.srcMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-    p.srcDevice = src;
-    p.srcPitch = src_pitch;
-    p.dstMemoryType = sys::CUmemorytype::CU_MEMORYTYPE_DEVICE;
-    p.dstDevice = dst;
-    p.dstPitch = dst_pitch;
-    p.WidthInBytes = width;
-    p.Height = rows;
+    // A literal, not zeroed(): the memory-type fields are enums with no zero variant.
+    let p = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: std::ptr::null(),
+        srcDevice: src,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: src_pitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: dst,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: dst_pitch,
+        WidthInBytes: width,
+        Height: rows,
+    };
     sys::cuMemcpy2DAsync_v2(&p, stream.raw() as sys::CUstream).result().dev("cuMemcpy2DAsync")
 }
 

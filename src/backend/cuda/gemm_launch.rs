@@ -30,11 +30,34 @@ pub(crate) struct KernelLaunch {
     pub sms: u32,
     /// Resident CTAs per SM (or clusters on the device) of this kernel, asked once.
     pub resident: u32,
+    /// The last TMA descriptors made, by (address, rows): an engine enqueues on the same
+    /// buffers step after step, and encoding a descriptor costs host time every launch.
+    pub maps: Mutex<MapCache>,
+    pub split_rule: kernels::SplitRule,
+}
+
+/// One descriptor per operand, kept for the next launch on the same memory.
+#[derive(Default)]
+pub(crate) struct MapCache {
+    a: Option<(u64, usize, sys::CUtensorMap)>,
+    b: Option<(u64, usize, sys::CUtensorMap)>,
+}
+
+/// The cached map for (addr, rows), or a new one (kept for next time).
+fn cached_map(slot: &mut Option<(u64, usize, sys::CUtensorMap)>, addr: u64, rows: usize, k: usize, box_rows: u32) -> Result<sys::CUtensorMap> {
+    if let Some((a, r, map)) = slot {
+        if *a == addr && *r == rows {
+            return Ok(*map);
+        }
+    }
+    let map = tensor_map_fp8(addr, rows, k, box_rows)?;
+    *slot = Some((addr, rows, map));
+    Ok(map)
 }
 
 impl KernelLaunch {
     fn splits(&self, m: usize) -> u32 {
-        kernels::split_k(&self.cfg, &GemmShape { m, ..self.shape }, self.sms)
+        self.split_rule.splits(&GemmShape { m, ..self.shape }, self.sms)
     }
 }
 
@@ -72,10 +95,13 @@ impl GemmLaunch for KernelLaunch {
             // SAFETY: matches gemm_block_fp8_body's parameters; the plan checked the buffers.
             self.gpu.launch_on(&self.function, grid, (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
         } else {
-            let tma_a = tensor_map_fp8(a, s.m, s.k, inst.block_m)?;
             // In a cluster each CTA loads its share of the weight tile (and multicasts it).
             let cluster = inst.cluster.max(1);
-            let tma_b = tensor_map_fp8(b, s.n, s.k, inst.block_n / cluster)?;
+            let (tma_a, tma_b) = {
+                let mut maps = self.maps.lock().unwrap_or_else(|e| e.into_inner());
+                let maps = &mut *maps;
+                (cached_map(&mut maps.a, a, s.m, s.k, inst.block_m)?, cached_map(&mut maps.b, b, s.n, s.k, inst.block_n / cluster)?)
+            };
             let split_arg = splits as i32;
             // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
             // loop over groups of `cluster` vertically adjacent tiles.

@@ -56,25 +56,48 @@ pub fn tile_groups(block_m: u32, block_n: u32, cluster: u32, shape: &GemmShape) 
 /// 18.1 with 2 splits; M=8 N=7168 K=18432 on swapped 16x64 tiles (112 tiles) 37.9 us with 2
 /// splits against 43.3 unsplit.
 pub fn split_k(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> u32 {
-    let kb = shape.k_blocks() as u32;
-    if let Some(v) = cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()) {
-        return (v as u32).clamp(1, kb.max(1));
+    SplitRule::new(cfg).splits(shape, sms)
+}
+
+/// What [`split_k`] reads of a config, looked up once (a launch asks for every M).
+#[derive(Clone, Copy, Debug)]
+pub struct SplitRule {
+    pinned: Option<u32>,
+    block_m: u32,
+    block_n: u32,
+    cluster: u32,
+    wgmma: bool,
+    swapped: bool,
+}
+
+impl SplitRule {
+    pub fn new(cfg: &KernelConfig) -> Self {
+        let pinned = cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()).map(|v| v.min(u32::MAX as u64) as u32);
+        let body = body(cfg);
+        SplitRule { pinned, block_m: cfg.block_m, block_n: cfg.block_n, cluster: cfg.cluster().max(1), wgmma: matches!(body, Some("tma" | "tma_swap")), swapped: body == Some("tma_swap") }
     }
-    let cluster = cfg.cluster().max(1);
-    let tiles = tile_groups(cfg.block_m, cfg.block_n, cluster, shape);
-    let slots = ((if uses_wgmma(cfg) { sms } else { 2 * sms }) / cluster).max(1) as usize;
-    if tiles >= slots {
-        return 1;
+
+    pub fn splits(&self, shape: &GemmShape, sms: u32) -> u32 {
+        let kb = shape.k_blocks() as u32;
+        if let Some(v) = self.pinned {
+            return v.clamp(1, kb.max(1));
+        }
+        let cluster = self.cluster;
+        let tiles = tile_groups(self.block_m, self.block_n, cluster, shape);
+        let slots = ((if self.wgmma { sms } else { 2 * sms }) / cluster).max(1) as usize;
+        if tiles >= slots {
+            return 1;
+        }
+        let most = 8.min(kb / 4).max(1);
+        if self.swapped {
+            return (slots.div_ceil(tiles) as u32).min(most);
+        }
+        // H200, 2026-11-29: with 1 block, M=128 N=7168 K=18432 on 128x128 tiles took 7 splits
+        // (67.5 us); 5 keeps it at 2.
+        const ITEM_COST: usize = 5;
+        let busiest = |s: u32| (tiles * s as usize).div_ceil(slots) * (kb.div_ceil(s) as usize + ITEM_COST);
+        (1..=most).min_by_key(|&s| busiest(s)).unwrap_or(1)
     }
-    let most = 8.min(kb / 4).max(1);
-    if body(cfg) == Some("tma_swap") {
-        return (slots.div_ceil(tiles) as u32).min(most);
-    }
-    // H200, 2026-11-29: with 1 block, M=128 N=7168 K=18432 on 128x128 tiles took 7 splits
-    // (67.5 us); 5 keeps it at 2.
-    const ITEM_COST: usize = 5;
-    let busiest = |s: u32| (tiles * s as usize).div_ceil(slots) * (kb.div_ceil(s) as usize + ITEM_COST);
-    (1..=most).min_by_key(|&s| busiest(s)).unwrap_or(1)
 }
 
 /// Which compiled body serves `cfg` ("tma", "tma_swap" or "mma"), from the build's index.

@@ -214,7 +214,7 @@ impl CudaBackend {
         } else {
             self.gpu.blocks_per_sm(&function, inst.threads, inst.smem_bytes)?.max(1)
         };
-        Ok(gemm_launch::KernelLaunch { gpu: Arc::clone(&self.gpu), shape: *shape, cfg, inst, function, convert, sms: self.device.compute_units, resident })
+        Ok(gemm_launch::KernelLaunch { gpu: Arc::clone(&self.gpu), shape: *shape, split_rule: kernels::SplitRule::new(&cfg), cfg, inst, function, convert, sms: self.device.compute_units, resident, maps: Default::default() })
     }
 }
 
