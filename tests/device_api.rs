@@ -311,3 +311,45 @@ fn workspace_grows_only_by_an_explicit_reserve() {
         assert!(calc_diff(&got, &reference_gemm_f64(&qp.problem())) < 1e-5, "{}: M={m} after max_m=1", be.id());
     }
 }
+
+/// The HIP backend's chunked rocBLAS path through the device API, on the emulated gfx942
+/// device: a workspace bound small enough that M runs in several chunks, every output dtype,
+/// both scale layouts, against the float64 reference. (gfx950 has no rocBLAS FP8: its no-file
+/// default is the kernel.)
+#[cfg(feature = "rocm")]
+#[test]
+fn emulated_rocblas_path_runs_in_chunks_on_gfx942_only() {
+    use blockfp8::backend::hip::EmulatedHip;
+    use blockfp8::DefaultPath;
+    let library = Arc::new(Library::new(vec![], false, false));
+    let gfx950 = Context::with_default_path(Arc::new(EmulatedHip::new(1).unwrap()), Arc::clone(&library), DefaultPath::Vendor);
+    let spec950 = GemmSpec { n: 256, k: 512, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16, a_layout: ScaleLayout::RowMajor, max_m: 8 };
+    assert_eq!(gfx950.gemm_plan(spec950).unwrap().path_for(8), &blockfp8::GemmPath::KernelDefault, "gfx950 has no rocBLAS FP8");
+
+    let (m, n, k) = (37, 256, 640);
+    let mut emu = EmulatedHip::new(0).unwrap();
+    // Partial products of one chunk are kb * rows * N floats: 5 * 8 * 256 * 4 bytes holds 8 rows.
+    let bound = 5 * 8 * 256 * 4;
+    emu.set_workspace_bytes(bound);
+    let chunks = blockfp8::backend::hip::vendor_plan::VendorPlan::new(m, n, k, ScaleLayout::RowMajor, bound).unwrap().chunk_count();
+    assert!(chunks > 1, "the bound must split M={m} into chunks (got {chunks})");
+    let ctx = Context::with_default_path(Arc::new(emu), library, DefaultPath::Vendor);
+    let stream = ctx.new_stream().unwrap();
+    for layout in [ScaleLayout::RowMajor, ScaleLayout::ColumnMajor] {
+        let qp = random_quantized_problem(m, n, k, Fp8Format::E4m3fnuz, layout, 77);
+        let reference = reference_gemm_f64(&qp.problem());
+        for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
+            let mut q = qp.clone();
+            q.shape.out_dtype = out;
+            let plan = ctx.gemm_plan(GemmSpec { n, k, block: (128, 128), format: Fp8Format::E4m3fnuz, out_dtype: out, a_layout: layout, max_m: m }).unwrap();
+            assert_eq!(plan.path_for(m), &blockfp8::GemmPath::Vendor, "no file: the rocBLAS default");
+            let got = match out {
+                OutDtype::Bf16 => device_output::<bf16>(&ctx, &stream, &plan, &q, Output::Bf16),
+                OutDtype::F16 => device_output::<f16>(&ctx, &stream, &plan, &q, Output::F16),
+                OutDtype::F32 => device_output::<f32>(&ctx, &stream, &plan, &q, Output::F32),
+            };
+            let diff = calc_diff(&got.to_f64(), &reference);
+            assert!(diff < 1e-5, "{layout:?} {}: calc_diff {diff:e}", out.name());
+        }
+    }
+}

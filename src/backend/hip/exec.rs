@@ -1,38 +1,26 @@
-//! Launch sequences of the HIP backend on raw device addresses and the caller's stream: the
-//! GEMM kernel, the rocBLAS block-scaled path (one FP8 GEMM per 128-wide K block, reduced with
-//! the scales by a HIP kernel, M chunked to bound the workspace), the quantization kernels.
-//! Every launch passes the argument list of its kernel in `hip/<op>.hip` (see `abi`).
+//! Launch sequences of the HIP backend on raw device addresses and the caller's stream, the
+//! same for the real device and the emulated one (they differ only in their [`HipLauncher`]):
+//! the GEMM kernel, the rocBLAS block-scaled path (one FP8 GEMM per 128-wide K block, reduced
+//! with the scales by a HIP kernel, M chunked to bound the workspace), the quantization kernels.
+//! Every launch packs the argument list of its kernel in `hip/<op>.hip` (see `abi`).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::abi;
 use super::kernels;
-use super::rocblas::{self, RocBlas};
-use super::runtime::{result, DeviceBuffer, DevicePtr, Function, LaunchConfig};
-use super::sys;
+use super::launcher::HipLauncher;
+use super::runtime::{DevicePtr, LaunchConfig};
 use super::vendor_plan::{self, act_scale_strides, VendorPlan};
-use crate::backend::{GemmLaunch, GemmLaunchArgs};
+use crate::backend::{GemmLaunch, GemmLaunchArgs, QuantTokensArgs, QuantWeightArgs};
+use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::memory::Allocation;
 use crate::stream::Stream;
-use crate::types::{GemmShape, ScaleLayout};
-
-/// HIP device memory owned by a crate buffer.
-pub(super) struct HipAllocation {
-    pub(super) _buffer: DeviceBuffer<u8>,
-}
-impl Allocation for HipAllocation {}
-
-/// A caller's or the crate's stream as the runtime takes it.
-pub(super) fn raw_stream(stream: &Stream) -> sys::hipStream_t {
-    stream.raw() as sys::hipStream_t
-}
+use crate::types::{GemmPath, GemmShape, ScaleLayout};
 
 /// The crate's GEMM kernel for one (N, K, output).
 pub(super) struct KernelLaunch {
     pub kernel: kernels::GemmKernel,
-    pub function: Arc<Function>,
-    pub ordinal: usize,
+    pub launcher: Arc<dyn HipLauncher>,
 }
 
 impl GemmLaunch for KernelLaunch {
@@ -58,24 +46,21 @@ impl GemmLaunch for KernelLaunch {
             as_stride_kb: d.a_scale_strides.1 as i32,
         };
         // SAFETY: the GEMM ABI in order; the plan checked every buffer against the shape.
-        self.function.launch_raw(raw_stream(stream), self.ordinal, cfg, &mut values.args())
+        self.launcher.gemm(stream, &self.kernel, cfg, &values)
     }
 }
 
 /// rocBLAS per K block, then the scale reduction, for one (N, K, output, activation layout).
 pub(super) struct VendorLaunch {
-    pub lib: Arc<RocBlas>,
-    /// Created at resolve time; its stream is set to the caller's on every enqueue.
-    pub handle: Mutex<rocblas::Handle>,
-    pub reduce: Arc<Function>,
+    pub launcher: Arc<dyn HipLauncher>,
     pub shape: GemmShape,
     pub layout: ScaleLayout,
     /// Bound on the fp32 partial-product workspace (M is chunked to stay inside it).
     pub workspace_bound: usize,
-    pub ordinal: usize,
 }
 
 impl VendorLaunch {
+    /// The chunk plan for `m` rows: host arithmetic only, so it is made per enqueue.
     fn plan(&self, m: usize) -> Result<VendorPlan> {
         let s = &self.shape;
         let plan = VendorPlan::new(m, s.n, s.k, self.layout, self.workspace_bound)?;
@@ -86,40 +71,76 @@ impl VendorLaunch {
 
 impl GemmLaunch for VendorLaunch {
     fn describe(&self) -> String {
-        format!("rocBLAS {} per K block + scale_reduce", self.lib.version())
+        format!("{} per K block + scale_reduce", self.launcher.vendor_name())
     }
     fn workspace_bytes(&self, m: usize) -> usize {
         self.plan(m).map_or(0, |p| 4 * p.workspace_elems)
     }
     unsafe fn enqueue(&self, stream: &Stream, d: &GemmLaunchArgs) -> Result<()> {
         let plan = self.plan(d.m)?;
+        if plan.chunk_count() > 1 {
+            log::debug!("rocm vendor path: M={} in {} chunks of {} rows ({} MiB workspace)", d.m, plan.chunk_count(), plan.chunk_rows, (plan.workspace_elems * 4) >> 20);
+        }
         if d.workspace_bytes < 4 * plan.workspace_elems {
             return Err(Error::Unsupported { path: "rocm vendor".into(), reason: format!("workspace of {} bytes, {} needed", d.workspace_bytes, 4 * plan.workspace_elems) });
         }
-        let st = raw_stream(stream);
-        let handle = self.handle.lock().unwrap_or_else(|e| e.into_inner());
-        handle.set_stream(st)?;
         let work = DevicePtr::<f32>::from_addr(d.workspace);
         for chunk in plan.chunks() {
             for g in &chunk.gemms {
                 // SAFETY: `plan.check_bounds()` proved every call inside the weight, activation
                 // and workspace buffers, which outlive the stream work.
-                handle.gemm_f8_f32(g, DevicePtr::from_addr(d.b), DevicePtr::from_addr(d.a), work)?;
+                self.launcher.vendor_gemm(stream, g, DevicePtr::from_addr(d.b), DevicePtr::from_addr(d.a), work)?;
             }
             let values = abi::ScaleReduceArgs { partial: work, a_scales: DevicePtr::from_addr(d.a_scales), b_scales: DevicePtr::from_addr(d.b_scales), c: DevicePtr::from_addr(d.c), plan: chunk.reduce };
             // SAFETY: the scale_reduce ABI in order; it reads kb * batch_stride workspace
             // floats (checked by check_bounds) and writes rows m0..m0+rows of C.
-            self.reduce.launch_raw(st, self.ordinal, LaunchConfig::linear(chunk.reduce.grid_x, vendor_plan::REDUCE_THREADS), &mut values.args())?;
+            self.launcher.scale_reduce(stream, self.shape.out_dtype, LaunchConfig::linear(chunk.reduce.grid_x, vendor_plan::REDUCE_THREADS), &values)?;
         }
         Ok(())
     }
 }
 
-/// Launches token quantization (f32 input: the HIP kernel's only input type).
+/// The GEMM instantiation `path` names, or why there is none. `emulated_only` restricts it to
+/// the kernels the emulation library carries.
+pub fn kernel_for(shape: &GemmShape, path: &GemmPath, emulated_only: bool) -> std::result::Result<kernels::GemmKernel, String> {
+    let cfg = match path {
+        GemmPath::Tuned(cfg) => cfg.clone(),
+        GemmPath::KernelDefault => kernels::default_gemm_config(),
+        GemmPath::Vendor => return Err("the vendor path runs no GEMM kernel".into()),
+    };
+    if cfg.cluster() != 1 {
+        return Err(format!("config {}: thread-block clusters exist only on the CUDA (Hopper) kernel", cfg.short()));
+    }
+    let k = kernels::find_gemm(&cfg, shape.out_dtype)
+        .ok_or_else(|| format!("config {} with {} output is not compiled into this build (see `tuning-full`)", cfg.short(), shape.out_dtype.name()))?;
+    if emulated_only && !k.emulated {
+        return Err(format!("config {} is compiled for the GPU but not into the emulation library", cfg.short()));
+    }
+    Ok(k)
+}
+
+/// `Backend::resolve_gemm` of both HIP devices (after their `supports`).
+pub(super) fn resolve(launcher: &Arc<dyn HipLauncher>, shape: &GemmShape, path: &GemmPath, layout: ScaleLayout, workspace_bound: usize, emulated_only: bool) -> Result<Box<dyn GemmLaunch>> {
+    Ok(match path {
+        GemmPath::Vendor => Box::new(VendorLaunch { launcher: Arc::clone(launcher), shape: *shape, layout, workspace_bound }),
+        other => {
+            let kernel = kernel_for(shape, other, emulated_only).map_err(|reason| Error::Unsupported { path: format!("rocm {}", other.label()), reason })?;
+            Box::new(KernelLaunch { kernel, launcher: Arc::clone(launcher) })
+        }
+    })
+}
+
+/// Token quantization (f32, bf16 or f16 input: one kernel each).
 ///
 /// # Safety
 /// As `Backend::enqueue_quantize_tokens`.
-pub(super) unsafe fn quantize_tokens(f: &Function, stream: &Stream, ordinal: usize, a: &crate::backend::QuantTokensArgs) -> Result<()> {
+pub(super) unsafe fn quantize_tokens(launcher: &dyn HipLauncher, device: &Device, stream: &Stream, a: &QuantTokensArgs) -> Result<()> {
+    if a.format != device.fp8 {
+        return Err(Error::invalid("quantize_tokens", format!("{:?} requested but the device's kernels write {:?}", a.format, device.fp8)));
+    }
+    if a.group != kernels::SCALE_BLOCK {
+        return Err(Error::Unsupported { path: "rocm quant_per_token_group".into(), reason: format!("group {} (the HIP kernel quantizes groups of 128)", a.group) });
+    }
     let groups = a.k.div_ceil(128);
     let (s_stride_m, s_stride_g) = act_scale_strides(a.m, groups, a.layout);
     let values = abi::QuantTokensArgs {
@@ -135,48 +156,32 @@ pub(super) unsafe fn quantize_tokens(f: &Function, stream: &Stream, ordinal: usi
     };
     let grid = (a.m * groups).div_ceil(kernels::QUANT_GROUPS_PER_BLOCK as usize) as u32;
     // SAFETY: quant_per_token_group ABI; sizes checked by the caller.
-    f.launch_raw(raw_stream(stream), ordinal, LaunchConfig::linear(grid, kernels::AUX_THREADS), &mut values.args())
+    launcher.quant_tokens(stream, a.input, LaunchConfig::linear(grid, kernels::AUX_THREADS), &values)
 }
 
-/// Launches 128x128 block weight quantization (f32 input).
+/// 128x128 block weight quantization (f32, bf16 or f16 input).
 ///
 /// # Safety
 /// As `Backend::enqueue_quantize_weight`.
-pub(super) unsafe fn quantize_weight(f: &Function, stream: &Stream, ordinal: usize, a: &crate::backend::QuantWeightArgs) -> Result<()> {
+pub(super) unsafe fn quantize_weight(launcher: &dyn HipLauncher, device: &Device, stream: &Stream, a: &QuantWeightArgs) -> Result<()> {
+    if a.format != device.fp8 {
+        return Err(Error::invalid("quantize_weight", format!("{:?} requested but the device's kernels write {:?}", a.format, device.fp8)));
+    }
     let (nb, kb) = (a.n.div_ceil(128), a.k.div_ceil(128));
     let values = abi::QuantWeightArgs { w: DevicePtr::from_addr(a.w), q: DevicePtr::from_addr(a.q), s: DevicePtr::from_addr(a.s), n: a.n as i32, k: a.k as i32 };
     let cfg = LaunchConfig { grid: (kb as u32, nb as u32, 1), block: (kernels::AUX_THREADS, 1, 1), shared_bytes: 0 };
     // SAFETY: quant_weight_blocks ABI; w n*k floats, q n*k bytes, s nb*kb floats.
-    f.launch_raw(raw_stream(stream), ordinal, cfg, &mut values.args())
+    launcher.quant_weight(stream, a.input, cfg, &values)
 }
 
-/// Launches the in-place e4m3fn -> e4m3fnuz conversion.
+/// The in-place e4m3fn -> e4m3fnuz conversion.
 ///
 /// # Safety
 /// As `Backend::enqueue_convert_to_fnuz`.
-pub(super) unsafe fn convert_to_fnuz(f: &Function, stream: &Stream, ordinal: usize, q: u64, bytes: usize, s: u64, scales: usize) -> Result<()> {
+pub(super) unsafe fn convert_to_fnuz(launcher: &dyn HipLauncher, stream: &Stream, q: u64, bytes: usize, s: u64, scales: usize) -> Result<()> {
     let values = abi::ConvertFnuzArgs { w: DevicePtr::from_addr(q), n_bytes: bytes as i64, s: DevicePtr::from_addr(s), n_scales: scales as i64 };
     // Grid-stride loops: any grid covers the data; cap it for huge weights.
     let grid = bytes.max(scales).div_ceil(kernels::AUX_THREADS as usize).clamp(1, 1 << 16) as u32;
     // SAFETY: convert ABI; q holds `bytes` bytes and s `scales` floats.
-    f.launch_raw(raw_stream(stream), ordinal, LaunchConfig::linear(grid, kernels::AUX_THREADS), &mut values.args())
-}
-
-/// Enqueues a copy of `bytes` bytes of `kind` on `stream`.
-///
-/// # Safety
-/// Both addresses must be valid for `bytes` bytes in the spaces `kind` names.
-pub(super) unsafe fn copy(ordinal: usize, stream: &Stream, dst: *mut std::ffi::c_void, src: *const std::ffi::c_void, bytes: usize, kind: std::os::raw::c_int) -> Result<()> {
-    if bytes == 0 {
-        return Ok(());
-    }
-    super::runtime::bind(ordinal)?;
-    result::check("hipMemcpyAsync", sys::hipMemcpyAsync(dst, src, bytes, kind, raw_stream(stream)))
-}
-
-/// Waits for `stream`.
-pub(super) fn synchronize(ordinal: usize, stream: &Stream) -> Result<()> {
-    super::runtime::bind(ordinal)?;
-    // SAFETY: a stream of this device (checked where it was made or wrapped).
-    result::check("hipStreamSynchronize", unsafe { sys::hipStreamSynchronize(raw_stream(stream)) })
+    launcher.convert_to_fnuz(stream, LaunchConfig::linear(grid, kernels::AUX_THREADS), &values)
 }

@@ -17,12 +17,15 @@ use crate::formats::Fp8Format;
 use crate::memory::RawBuffer;
 use crate::quant::QuantizedWeight;
 use crate::stream::Stream;
-use crate::types::{GemmPath, GemmShape, InputDtype, ScaleLayout};
+use crate::types::{GemmPath, GemmShape, ScaleLayout};
 
 pub mod abi;
 pub mod arch;
+mod emulated;
 pub mod emulator;
 mod exec;
+mod launcher;
+mod memory;
 pub mod kernels;
 pub mod probe;
 pub mod rocblas;
@@ -31,7 +34,8 @@ pub mod sys;
 pub mod vendor_plan;
 
 use rocblas::RocBlas;
-use runtime::{DeviceBuffer, Event, Function, Module};
+pub use emulated::EmulatedHip;
+use runtime::{DeviceBuffer, Event, Module};
 
 /// Build-time variable listing the architectures to embed code objects for.
 pub const ARCHS_ENV: &str = "BLOCKFP8_HIP_ARCHS";
@@ -39,16 +43,15 @@ pub const ARCHS_ENV: &str = "BLOCKFP8_HIP_ARCHS";
 pub use probe::devices;
 
 /// One AMD GPU with the crate's code object loaded.
-// Fields drop in declaration order: the functions go before the module, and the stream
-// (used to clear new allocations) goes last.
+// Fields drop in declaration order: the launcher (functions, rocBLAS handle, module) goes
+// first, and the stream (used to clear new allocations) after it.
 pub struct HipBackend {
-    functions: Mutex<HashMap<String, Arc<Function>>>,
-    module: Arc<Module>,
+    launcher: Arc<launcher::RuntimeLauncher>,
     stream: runtime::Stream,
     device: Device,
     full_arch: String,
-    /// The loaded library when rocBLAS FP8 can run here, or why it cannot (decided once).
-    vendor: std::result::Result<Arc<RocBlas>, String>,
+    /// Whether rocBLAS FP8 can run here, or why it cannot (decided once).
+    vendor: std::result::Result<(), String>,
     workspace_bytes: usize,
 }
 
@@ -80,15 +83,9 @@ impl HipBackend {
             Ok(lib) => log::info!("rocm device {ordinal} ({gfx}): rocBLAS {} at {} serves the vendor FP8 path", lib.version(), lib.path()),
             Err(why) => log::info!("rocm device {ordinal} ({gfx}): no vendor FP8 path: {why}; the kernel default config is the fallback"),
         }
-        Ok(HipBackend {
-            functions: Mutex::new(HashMap::new()),
-            module,
-            stream,
-            device: probed.device,
-            full_arch: probed.full_arch,
-            vendor,
-            workspace_bytes: vendor_plan::DEFAULT_WORKSPACE_BYTES,
-        })
+        let decision = vendor.as_ref().map(|_| ()).map_err(|w| w.clone());
+        let launcher = Arc::new(launcher::RuntimeLauncher { ordinal, module, functions: Mutex::new(HashMap::new()), vendor, handle: Mutex::new(None) });
+        Ok(HipBackend { launcher, stream, device: probed.device, full_arch: probed.full_arch, vendor: decision, workspace_bytes: vendor_plan::DEFAULT_WORKSPACE_BYTES })
     }
 
     /// The gcnArchName with target features.
@@ -106,29 +103,14 @@ impl HipBackend {
         self.workspace_bytes = bytes.max(1);
     }
 
-    fn function(&self, symbol: &str) -> Result<Arc<Function>> {
-        let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = cache.get(symbol) {
-            return Ok(Arc::clone(f));
-        }
-        let f = Arc::new(self.module.function(symbol)?);
-        cache.insert(symbol.to_string(), Arc::clone(&f));
-        Ok(f)
+    fn dyn_launcher(&self) -> Arc<dyn launcher::HipLauncher> {
+        Arc::clone(&self.launcher) as Arc<dyn launcher::HipLauncher>
     }
 }
 
 /// The GEMM instantiation `path` names, or why there is none.
 pub fn kernel_for(shape: &GemmShape, path: &GemmPath) -> std::result::Result<kernels::GemmKernel, String> {
-    let cfg = match path {
-        GemmPath::Tuned(cfg) => cfg.clone(),
-        GemmPath::KernelDefault => kernels::default_gemm_config(),
-        GemmPath::Vendor => return Err("the vendor path runs no GEMM kernel".into()),
-    };
-    if cfg.cluster() != 1 {
-        return Err(format!("config {}: thread-block clusters exist only on the CUDA (Hopper) kernel", cfg.short()));
-    }
-    kernels::find_gemm(&cfg, shape.out_dtype)
-        .ok_or_else(|| format!("config {} with {} output is not compiled into this build (see `tuning-full`)", cfg.short(), shape.out_dtype.name()))
+    exec::kernel_for(shape, path, false)
 }
 
 /// `Backend::supports` without a GPU: whether `path` can run `shape` on `device`, given the
@@ -139,6 +121,18 @@ pub fn check_support(
     workspace_bytes: usize,
     shape: &GemmShape,
     path: &GemmPath,
+) -> std::result::Result<(), String> {
+    check_support_of(device, vendor, workspace_bytes, shape, path, false)
+}
+
+/// [`check_support`], restricted to the emulation library's kernels when `emulated_only`.
+pub(crate) fn check_support_of(
+    device: &Device,
+    vendor: std::result::Result<(), &str>,
+    workspace_bytes: usize,
+    shape: &GemmShape,
+    path: &GemmPath,
+    emulated_only: bool,
 ) -> std::result::Result<(), String> {
     if shape.block != (vendor_plan::N_BLOCK, vendor_plan::K_BLOCK) {
         return Err(format!("HIP kernels support (128, 128) scale blocks only, got {:?}", shape.block));
@@ -152,7 +146,7 @@ pub fn check_support(
             let plan = vendor_plan::VendorPlan::new(shape.m, shape.n, shape.k, ScaleLayout::RowMajor, workspace_bytes).map_err(|e| e.to_string())?;
             plan.check_bounds()
         }
-        other => kernel_for(shape, other).map(|_| ()),
+        other => exec::kernel_for(shape, other, emulated_only).map(|_| ()),
     }
 }
 
@@ -220,7 +214,7 @@ impl Backend for HipBackend {
         buf.zero(&self.stream)?;
         self.stream.synchronize()?;
         let addr = buf.ptr().as_raw() as u64;
-        Ok(RawBuffer::new(addr, bytes, self.id(), Box::new(exec::HipAllocation { _buffer: buf })))
+        Ok(RawBuffer::new(addr, bytes, self.id(), Box::new(memory::HipAllocation { _buffer: buf })))
     }
     fn new_stream(&self) -> Result<Stream> {
         let s = runtime::Stream::new(self.device.ordinal)?;
@@ -237,72 +231,41 @@ impl Backend for HipBackend {
         Ok(())
     }
     unsafe fn copy_to_device(&self, stream: &Stream, dst: u64, src: &[u8]) -> Result<()> {
-        exec::copy(self.device.ordinal, stream, dst as *mut _, src.as_ptr().cast(), src.len(), sys::MEMCPY_HOST_TO_DEVICE)?;
+        memory::copy(self.device.ordinal, stream, dst as *mut _, src.as_ptr().cast(), src.len(), sys::MEMCPY_HOST_TO_DEVICE)?;
         // A pageable source may be read after the call returns; wait so the caller may reuse it.
-        exec::synchronize(self.device.ordinal, stream)
+        memory::synchronize(self.device.ordinal, stream)
     }
     unsafe fn copy_to_host(&self, stream: &Stream, src: u64, dst: &mut [u8]) -> Result<()> {
-        exec::copy(self.device.ordinal, stream, dst.as_mut_ptr().cast(), src as *const _, dst.len(), sys::MEMCPY_DEVICE_TO_HOST)?;
-        exec::synchronize(self.device.ordinal, stream)
+        memory::copy(self.device.ordinal, stream, dst.as_mut_ptr().cast(), src as *const _, dst.len(), sys::MEMCPY_DEVICE_TO_HOST)?;
+        memory::synchronize(self.device.ordinal, stream)
     }
     unsafe fn copy_on_device(&self, stream: &Stream, dst: u64, src: u64, bytes: usize) -> Result<()> {
-        exec::copy(self.device.ordinal, stream, dst as *mut _, src as *const _, bytes, sys::MEMCPY_DEVICE_TO_DEVICE)
+        memory::copy(self.device.ordinal, stream, dst as *mut _, src as *const _, bytes, sys::MEMCPY_DEVICE_TO_DEVICE)
     }
     fn synchronize(&self, stream: &Stream) -> Result<()> {
-        exec::synchronize(self.device.ordinal, stream)
+        memory::synchronize(self.device.ordinal, stream)
     }
 
     fn supports(&self, shape: &GemmShape, path: &GemmPath) -> std::result::Result<(), String> {
         let vendor = self.vendor.as_ref().map(|_| ()).map_err(|why| why.as_str());
-        check_support(&self.device, vendor, self.workspace_bytes, shape, path)
+        check_support_of(&self.device, vendor, self.workspace_bytes, shape, path, false)
     }
 
     fn resolve_gemm(&self, shape: &GemmShape, path: &GemmPath, layout: ScaleLayout) -> Result<Box<dyn GemmLaunch>> {
         self.supports(shape, path).map_err(|reason| Error::Unsupported { path: format!("rocm {}", path.label()), reason })?;
-        match path {
-            GemmPath::Vendor => {
-                let lib = self.vendor.as_ref().map_err(|why| Error::Unsupported { path: "rocm vendor".into(), reason: why.clone() })?;
-                let handle = rocblas::Handle::new(Arc::clone(lib), &self.stream)?;
-                Ok(Box::new(exec::VendorLaunch {
-                    lib: Arc::clone(lib),
-                    handle: Mutex::new(handle),
-                    reduce: self.function(kernels::scale_reduce_symbol(shape.out_dtype))?,
-                    shape: *shape,
-                    layout,
-                    workspace_bound: self.workspace_bytes,
-                    ordinal: self.device.ordinal,
-                }))
-            }
-            other => {
-                let kernel = kernel_for(shape, other).map_err(|reason| Error::Unsupported { path: format!("rocm {}", other.label()), reason })?;
-                let function = self.function(kernel.symbol)?;
-                Ok(Box::new(exec::KernelLaunch { kernel, function, ordinal: self.device.ordinal }))
-            }
-        }
+        exec::resolve(&self.dyn_launcher(), shape, path, layout, self.workspace_bytes, false)
     }
 
     unsafe fn enqueue_quantize_tokens(&self, stream: &Stream, a: &QuantTokensArgs) -> Result<()> {
-        if a.input != InputDtype::F32 {
-            return Err(Error::Unsupported { path: "rocm quant_per_token_group".into(), reason: format!("{:?} input (the HIP kernel reads f32)", a.input) });
-        }
-        if a.format != self.device.fp8 {
-            return Err(Error::invalid("quantize_tokens", format!("{:?} requested but the device's kernels write {:?}", a.format, self.device.fp8)));
-        }
-        let f = self.function(kernels::QUANT_PER_TOKEN_GROUP)?;
-        exec::quantize_tokens(&f, stream, self.device.ordinal, a)
+        exec::quantize_tokens(&*self.launcher, &self.device, stream, a)
     }
 
     unsafe fn enqueue_quantize_weight(&self, stream: &Stream, a: &QuantWeightArgs) -> Result<()> {
-        if a.input != InputDtype::F32 {
-            return Err(Error::Unsupported { path: "rocm quant_weight_blocks".into(), reason: format!("{:?} input (the HIP kernel reads f32)", a.input) });
-        }
-        let f = self.function(kernels::QUANT_WEIGHT_BLOCKS)?;
-        exec::quantize_weight(&f, stream, self.device.ordinal, a)
+        exec::quantize_weight(&*self.launcher, &self.device, stream, a)
     }
 
     unsafe fn enqueue_convert_to_fnuz(&self, stream: &Stream, q: u64, bytes: usize, s: u64, scales: usize) -> Result<()> {
-        let f = self.function(kernels::CONVERT_E4M3FN_TO_FNUZ)?;
-        exec::convert_to_fnuz(&f, stream, self.device.ordinal, q, bytes, s, scales)
+        exec::convert_to_fnuz(&*self.launcher, stream, q, bytes, s, scales)
     }
 
     /// Device events around each pass (HIP graph replay is not implemented: no AMD GPU to prove
@@ -320,7 +283,7 @@ impl Backend for HipBackend {
         let ordinal = self.device.ordinal;
         let (start, stop) = (Event::new(ordinal)?, Event::new(ordinal)?);
         // The events record on the crate's stream type; wrap the raw one without owning it.
-        let st = std::mem::ManuallyDrop::new(runtime::Stream::borrowed(exec::raw_stream(stream), ordinal));
+        let st = std::mem::ManuallyDrop::new(runtime::Stream::borrowed(stream.raw() as sys::hipStream_t, ordinal));
         let mut seconds = Vec::with_capacity(opts.repeats);
         for _ in 0..opts.repeats.max(1) {
             start.record(&st)?;
