@@ -2,6 +2,7 @@
 //! every batch-size entry of the tuned file (or the default path) resolved once to what it
 //! launches, with the workspace allocated up front. [`GemmPlan::enqueue`] then checks its
 //! arguments in O(1) and launches on the caller's stream: no allocation, no host wait.
+#![warn(missing_docs)]
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -63,10 +64,12 @@ pub struct PathChooser {
 }
 
 impl PathChooser {
+    /// Chooses paths on `backend` from `library`, with `default` for shapes no file covers.
     pub fn new(backend: Arc<dyn Backend>, library: Arc<Library>, default: DefaultPath) -> Self {
         PathChooser { backend, library, default, logged: Mutex::new(HashSet::new()) }
     }
 
+    /// The config library it reads.
     pub fn library(&self) -> &Arc<Library> {
         &self.library
     }
@@ -128,12 +131,17 @@ impl PathChooser {
 /// workspace is sized for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GemmSpec {
+    /// Output columns (weight rows).
     pub n: usize,
+    /// The reduction length.
     pub k: usize,
     /// Weight block (block_n, block_k); activations use groups of block_k.
     pub block: (usize, usize),
+    /// The fp8 flavour of A and the weight (the device's own on GPUs).
     pub format: Fp8Format,
+    /// The dtype C is written in.
     pub out_dtype: OutDtype,
+    /// The layout of the activation scales `enqueue` is given.
     pub a_layout: ScaleLayout,
     /// The largest M `enqueue` accepts without [`GemmPlan::reserve`].
     pub max_m: usize,
@@ -199,9 +207,11 @@ impl GemmPlan {
         Ok(GemmPlan { backend, spec, entries, fallback, workspace: Mutex::new(Workspace { buffer, max_m: spec.max_m }) })
     }
 
+    /// What the plan serves.
     pub fn spec(&self) -> &GemmSpec {
         &self.spec
     }
+    /// The device the plan launches on.
     pub fn device(&self) -> DeviceId {
         self.backend.id()
     }
