@@ -28,6 +28,7 @@ type EmuGemmFn = unsafe extern "C" fn(
     i32,
     i32,
     i32,
+    i32,
     u32,
     u32,
     u32,
@@ -150,7 +151,7 @@ fn grid_u32(v: usize, what: &str) -> Result<u32> {
 }
 
 /// fp8 bytes copied into 16-byte aligned storage, optionally shifted by one byte so that
-/// the kernels' unaligned (byte-load) path runs instead of the 16-byte one.
+/// the kernels' unaligned-rows path (dword loads + v_alignbyte) runs instead of the 16-byte one.
 struct Fp8Buffer {
     storage: Vec<u128>,
     offset: usize,
@@ -172,9 +173,9 @@ impl Fp8Buffer {
     }
 }
 
-/// Runs a GEMM kernel from the emulated set on `p` (after `p.validate()`). With
-/// `misalign`, A and B start one byte past a 16-byte boundary, exercising the kernel's
-/// byte-load path even when K % 16 == 0.
+/// Runs a GEMM kernel from the emulated set on `p` (after `p.validate()`), with the
+/// kernel's `group_m`. With `misalign`, A and B start one byte past a 16-byte boundary,
+/// exercising the kernel's unaligned-rows path even when K % 16 == 0.
 pub fn gemm(arch: Arch, kernel: &GemmKernel, p: &GemmProblem, misalign: bool) -> Result<Output> {
     p.validate()?;
     let s = &p.shape;
@@ -209,7 +210,7 @@ pub fn gemm(arch: Arch, kernel: &GemmKernel, p: &GemmProblem, misalign: bool) ->
     // SAFETY: every pointer covers the extent the kernel ABI implies for these sizes
     // (validated above), and the emulator checks each access against those extents.
     let rc = unsafe {
-        f(a.ptr(), p.a_scales.data.as_ptr(), b.ptr(), p.b_scales.as_ptr(), c.as_mut_ptr() as *mut c_void, m, n, k, to_i32(sm, "scale stride")?, to_i32(skb, "scale stride")?, grid, 1, 1)
+        f(a.ptr(), p.a_scales.data.as_ptr(), b.ptr(), p.b_scales.as_ptr(), c.as_mut_ptr() as *mut c_void, m, n, k, to_i32(sm, "scale stride")?, to_i32(skb, "scale stride")?, kernel.group_m_arg(), grid, 1, 1)
     };
     check(rc, kernel.symbol)?;
     Ok(bytes_to_output(s.out_dtype, &c))

@@ -118,6 +118,7 @@ impl HipBackend {
                     k: s.k as i32,
                     as_stride_m: as_m,
                     as_stride_kb: as_kb,
+                    group_m: kernel.group_m_arg(),
                 };
                 // SAFETY: the GEMM ABI (TEAM.md) in order; buffers sized by DeviceProblem::upload
                 // from a validated problem; they live in `dp` until the caller synchronises.
