@@ -234,6 +234,55 @@ fn every_emulated_gemm_config_matches_reference() {
     }
 }
 
+/// The second-generation paths one by one, both fp8 flavours: K % 128 != 0 with K % 16 == 0
+/// (the peeled tail of the aligned path: whole 16-byte chunks past K masked by an
+/// out-of-range buffer offset), K % 16 != 0 and unaligned A/B (the unaligned-rows loop:
+/// dword loads, v_alignbyte, byte masks), rows past M and N (zero by num_records), N % 4 == 0
+/// (4-wide vector epilogue stores) and N % 4 != 0 (element stores), both MFMA shapes,
+/// BLOCK_K 128 and 256, every output dtype.
+#[test]
+fn gemm_second_generation_paths_on_ragged_shapes() {
+    let tags = ["m64n128k128w4s2i32", "m128n128k128w4s2i32", "m16n64k256w4s2i16", "m32n32k128w4s2i16", "m64n64k128w4s2i32"];
+    // (M, N, K, misalign): K=144, 400 aligned tails (one chunk, 1..3 chunks past K), K=1296
+    // a long main loop and a tail, K=200 / 72 ragged K, misaligned K=256.
+    let shapes = [(1usize, 72usize, 144usize, false), (37, 200, 400, false), (130, 129, 1296, false), (19, 300, 200, false), (65, 64, 72, false), (33, 136, 256, true)];
+    let mut case = 0u64;
+    for arch in Arch::ALL {
+        for tag in tags {
+            for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
+                let Some(k) = emulator::emulated_gemm_kernels().into_iter().find(|k| k.symbol == format!("gemm_block_fp8_{tag}_{}", out.name())) else {
+                    continue; // bf16-only tile
+                };
+                for &(m, n, kk, misalign) in &shapes {
+                    let layout = if case % 2 == 0 { ScaleLayout::ColumnMajor } else { ScaleLayout::RowMajor };
+                    let q = random_quantized_problem(m, n, kk, arch.fp8(), layout, 1000 + case);
+                    check_gemm(arch, &k, &q.problem_with_out(out), misalign);
+                    case += 1;
+                }
+            }
+        }
+    }
+    assert!(case >= 2 * 5 * 6, "every tag ran for bf16 at least ({case} cases)");
+}
+
+/// GROUP_SIZE_M only reorders tiles: 1, 3, 8 and 64 give bit-identical outputs on a grid
+/// of 5 x 3 tiles (a partial last group for 3 and 8).
+#[test]
+fn gemm_group_m_changes_order_not_result() {
+    for arch in Arch::ALL {
+        let mut k = kernel("m32n64k128w4s2i16", OutDtype::Bf16);
+        let q = random_quantized_problem(150, 150, 300, arch.fp8(), ScaleLayout::RowMajor, 77);
+        let p = q.problem_with_out(OutDtype::Bf16);
+        k.group_m = 1;
+        let first = emulator::gemm(arch, &k, &p, false).unwrap();
+        assert_output_close(&first, OutDtype::Bf16, &reference_gemm_f64(&p), calc_diff_bound(OutDtype::Bf16), "group_m 1");
+        for g in [3u32, 8, 64] {
+            k.group_m = g;
+            assert_eq!(emulator::gemm(arch, &k, &p, false).unwrap(), first, "{arch:?} group_m {g}");
+        }
+    }
+}
+
 #[test]
 fn gemm_rejects_mismatched_flavour_and_dtype() {
     let k = kernel(&kernels::kernel_tag(&kernels::default_gemm_config()), OutDtype::Bf16);
