@@ -283,6 +283,28 @@ fn gemm_group_m_changes_order_not_result() {
     }
 }
 
+/// Every entry of the vLLM-format AMD fixture files (every tile vLLM's MI300X / MI325X
+/// files name) resolves to its kernel and runs under the emulator on a small ragged problem.
+#[test]
+fn every_vllm_amd_entry_runs_emulated() {
+    let mut ran = 0;
+    for dir in ["tests/data/configs/amd", "tests/data/configs/mi300x"] {
+        for f in std::fs::read_dir(dir).unwrap() {
+            let path = f.unwrap().path();
+            let table = blockfp8::config::ConfigTable::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            for (i, (m_key, cfg)) in table.entries.iter().enumerate() {
+                let k = kernels::resolve_gemm(cfg, OutDtype::Bf16).unwrap_or_else(|e| panic!("{} M={m_key}: {e}", path.display()));
+                let arch = Arch::ALL[i % 2];
+                let (m, n, kk) = (cfg.block_m as usize + 3, 2 * cfg.block_n as usize - 5, 272);
+                let q = random_quantized_problem(m, n, kk, arch.fp8(), ScaleLayout::RowMajor, i as u64);
+                check_gemm(arch, &k, &q.problem_with_out(OutDtype::Bf16), false);
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran >= 36, "{ran} entries");
+}
+
 #[test]
 fn gemm_rejects_mismatched_flavour_and_dtype() {
     let k = kernel(&kernels::kernel_tag(&kernels::default_gemm_config()), OutDtype::Bf16);
