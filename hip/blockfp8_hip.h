@@ -66,6 +66,14 @@ inline int uniform(int v) { return v; }
 inline float sload(const float* p) { return ::emu::global_load<float>(p); }
 inline uint32_t alignbyte(uint32_t hi, uint32_t lo, uint32_t s) { return (uint32_t)((((uint64_t)hi << 32) | lo) >> (8 * (s & 3))); }
 inline void sched_group(int, int, int) {}
+// Workgroups run one after another in the emulation: the fences have nothing to order.
+inline void fence_release_agent() {}
+inline void fence_acquire_agent() {}
+inline uint32_t atomic_add_agent(uint32_t* p, uint32_t v) {
+  uint32_t old = ::emu::global_load<uint32_t>(p);
+  ::emu::global_store<uint32_t>(p, old + v);
+  return old;
+}
 template <class V> inline void fma_acc(V& total, const V& acc, float s) {
   for (unsigned r = 0; r < sizeof(V) / sizeof(float); ++r) total[r] = fmaf(acc[r], s, total[r]);
 }
@@ -168,6 +176,12 @@ BFP8_DEVICE float sload(const float* p) {
 BFP8_DEVICE uint32_t alignbyte(uint32_t hi, uint32_t lo, uint32_t s) { return __builtin_amdgcn_alignbyte(hi, lo, s); }
 // Scheduling group (mask: 0x8 MFMA, 0x20 VMEM read, 0x100 DS read, 0x200 DS write).
 #define sched_group(mask, n, id) __builtin_amdgcn_sched_group_barrier((mask), (n), (id))
+// Device-scope (all XCDs) ordering of global memory around the split-K counter.
+BFP8_DEVICE void fence_release_agent() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "agent"); }
+BFP8_DEVICE void fence_acquire_agent() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "agent"); }
+BFP8_DEVICE uint32_t atomic_add_agent(uint32_t* p, uint32_t v) {
+  return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
 // total += acc * s on whole accumulator vectors: packed fp32 FMAs (v_pk_fma_f32).
 template <class V> BFP8_DEVICE void fma_acc(V& total, const V& acc, float s) {
   total = __builtin_elementwise_fma(acc, (V)(s), total);

@@ -470,7 +470,7 @@ fn build_emulation(hip_dir: &Path, gen_dir: &Path) {
         .files(&files)
         .compile("blockfp8_hip_emu");
 
-    let sig = "a: *const u8, a_scales: *const f32, b: *const u8, b_scales: *const f32, c: *mut c_void, m: i32, n: i32, k: i32, as_stride_m: i32, as_stride_kb: i32, group_m: i32, gx: u32, gy: u32, gz: u32";
+    let sig = "a: *const u8, a_scales: *const f32, b: *const u8, b_scales: *const f32, c: *mut c_void, m: i32, n: i32, k: i32, as_stride_m: i32, as_stride_kb: i32, group_m: i32, k_splits: i32, workspace: *mut c_void, gx: u32, gy: u32, gz: u32";
     let mut decls = String::new();
     let mut table = String::from("pub(crate) static EMU_GEMMS: &[(&str, &str, EmuGemmFn)] = &[\n");
     for arch in SUPPORTED_ARCHS {

@@ -3,6 +3,9 @@
 // 128-wide K group for A (strides as_stride_m / as_stride_kb), one per 128x128 block for B
 // (row-major [ceil(N/128), ceil(K/128)]). Any M, N, K. Tiles are taken in GROUP_M order
 // (`group_m`, a runtime argument: it changes the order, not the kernel).
+// Split K (small M): grid (tiles, k_splits); workspace = k_splits*M*N fp32 partials then
+// one uint32 counter per tile, zero before the first launch (the kernel leaves them zero);
+// workspace is unused (may be null) when k_splits == 1.
 //
 // One workgroup computes a BM x BN tile with W waves laid out WM x WN; each wave owns
 // (BM/WM) x (BN/WN) made of NK x NK MFMA tiles (NK = 32: v_mfma_f32_32x32x16_fp8_fp8,
@@ -131,7 +134,8 @@ BFP8_DEVICE void store4(typename Out::storage* row, int n, int N, bool vec, floa
 
 template <int BM, int BN, int BK, int W, int NK, class Out>
 BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, const uint8_t* b, const float* b_scales,
-                                     void* c, int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m) {
+                                     void* c, int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m,
+                                     int k_splits, void* workspace) {
   typedef GemmLayout<BM, BN, BK, W, NK> L;
   typedef typename AccVec<L::ACC>::type Acc;
   BFP8_LDS_DECL(uint8_t, lds, L::LDS_BYTES);
@@ -147,6 +151,10 @@ BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, co
   const int KB = (K + 127) / 128;
   const int NB = (N + 127) / 128;
   const int iters = (K + BK - 1) / BK;
+  // Split K: workgroup row block_id_y() of k_splits takes K tiles [it_begin, it_end).
+  const int splits = k_splits < 1 ? 1 : (k_splits > iters ? iters : k_splits);
+  const int split = (int)block_id_y();
+  const int it_begin = (int)((long long)split * iters / splits), it_end = (int)((long long)(split + 1) * iters / splits);
   const bool aligned = K % 16 == 0 && (((uintptr_t)a | (uintptr_t)b) % 16) == 0;
 
   // ---- global -> LDS copy: thread tid moves chunk `ch` of rows row_a + j*RPP (A), row_b + j*RPP (B).
@@ -263,10 +271,11 @@ BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, co
 #pragma unroll
       for (int j = 0; j < L::B_LOADS; ++j) rb[j] = buf_load_b128(br, vb[j] | oob);
     };
-    load(0, iters == 1);
-    int it = 0;
-    // Main loop: tiles 0 .. iters-3 multiply while tiles 1 .. iters-2 load (no masks).
-    for (; it + 2 < iters; ++it) {
+    load(it_begin, it_begin == iters - 1);
+    int it = it_begin;
+    // Main loop: tile it multiplies while tile it+1 loads; none of these is the last K
+    // tile, so no masks.
+    for (; it + 2 < it_end; ++it) {
       store_lds();
       sync_threads();
       const Scales sc = load_scales(it, false);
@@ -274,18 +283,18 @@ BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, co
       compute_tile(it, false, sc);
       sync_threads();
     }
-    if (it + 1 < iters) {  // peeled: the last tile loads with its K mask
+    if (it + 1 < it_end) {  // peeled: the range's last tile loads, masked if it is K's last
       store_lds();
       sync_threads();
       const Scales sc = load_scales(it, false);
-      load(it + 1, true);
+      load(it + 1, it + 1 == iters - 1);
       compute_tile(it, false, sc);
       sync_threads();
       ++it;
     }
     store_lds();
     sync_threads();
-    compute_tile(it, true, load_scales(it, true));
+    compute_tile(it, it == iters - 1, load_scales(it, it == iters - 1));
   } else {
     // Unaligned rows: each 16-byte chunk is assembled from five aligned dword loads with
     // v_alignbyte; the descriptor starts at the dword holding the tile's first byte and
@@ -305,7 +314,7 @@ BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, co
       mask_chunk(v, valid);
       return v;
     };
-    for (int it = 0; it < iters; ++it) {
+    for (int it = it_begin; it < it_end; ++it) {
       const int k0 = it * BK;
       const Rsrc ar = make_rsrc(a + k0 - da, (a_bytes - (uint32_t)k0 + da + 3u) & ~3u);
       const Rsrc br = make_rsrc(b + k0 - db, (b_bytes - (uint32_t)k0 + db + 3u) & ~3u);
@@ -319,11 +328,62 @@ BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, co
         rb[j] = chunk(br, db + (uint32_t)((n0 + row_b + j * L::RPP) * K + ch * 16), valid);
       }
       const Scales sc = load_scales(it, it + 1 == iters);
-      if (it > 0) sync_threads();  // the previous tile's fragments are read
+      if (it > it_begin) sync_threads();  // the previous tile's fragments are read
       store_lds();
       sync_threads();
       compute_tile(it, it + 1 == iters, sc);
     }
+  }
+
+  // ---- split K: each split stores its fp32 partial tile to workspace[split][M][N]; the
+  // split that arrives last at the tile's counter sums all partials in split order (the
+  // result does not depend on arrival order), writes C and resets the counter.
+  if (splits > 1) {
+    float* part = reinterpret_cast<float*>(workspace);
+    const size_t plane = (size_t)M * (size_t)N;
+#pragma unroll
+    for (int i = 0; i < L::TM; ++i) {
+      const int m = m0 + (wave_m * L::TM + i) * NK + frow;
+      if (m >= M) continue;
+#pragma unroll
+      for (int j = 0; j < L::TN; ++j) {
+        const int nb = n0 + (wave_n * L::TN + j) * NK;
+#pragma unroll
+        for (int q = 0; q < L::ACC / 4; ++q) {
+          const int n = nb + (NK == 32 ? 8 * q + 4 * fgroup : 4 * fgroup);
+          const Acc& t = total[i][j];
+          store4<out_f32>(part + split * plane + (size_t)m * N, n, N, N % 4 == 0, t[4 * q], t[4 * q + 1], t[4 * q + 2], t[4 * q + 3]);
+        }
+      }
+    }
+    uint32_t* counters = reinterpret_cast<uint32_t*>(part + (size_t)splits * plane);
+    // The flag reuses the tile buffer (free once every wave passes the barrier), so split K
+    // costs no LDS and no occupancy.
+    uint32_t* arrived = reinterpret_cast<uint32_t*>(lds);
+    fence_release_agent();
+    sync_threads();
+    if (tid == 0) arrived[0] = atomic_add_agent(counters + block_id_x(), 1u);
+    sync_threads();
+    if ((int)arrived[0] != splits - 1) return;
+    fence_acquire_agent();
+    if (tid == 0) counters[block_id_x()] = 0u;  // ready for the next launch
+#pragma unroll
+    for (int i = 0; i < L::TM; ++i)
+#pragma unroll
+      for (int j = 0; j < L::TN; ++j) {
+        const int m = m0 + (wave_m * L::TM + i) * NK + frow;
+        const int nb = n0 + (wave_n * L::TN + j) * NK;
+#pragma unroll
+        for (int q = 0; q < L::ACC / 4; ++q) {
+          const int n = nb + (NK == 32 ? 8 * q + 4 * fgroup : 4 * fgroup);
+          float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+          if (m < M)
+            for (int sp = 0; sp < splits; ++sp)
+              for (int e = 0; e < 4; ++e)
+                if (n + e < N) v[e] += gload(part + sp * plane + (size_t)m * N + n + e);
+          for (int e = 0; e < 4; ++e) total[i][j][4 * q + e] = v[e];
+        }
+      }
   }
 
   // ---- epilogue: lane holds row m of each MFMA tile and groups of 4 consecutive columns.
@@ -355,6 +415,6 @@ BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, co
 #define BFP8_GEMM_INSTANCE(tag, out, BM, BN, BK, W, NK)                                                             \
   BFP8_KERNEL(gemm_block_fp8_##tag##_##out, (W) * 64,                                                               \
               (const uint8_t* a, const float* a_scales, const uint8_t* b, const float* b_scales, void* c, int M, \
-               int N, int K, int as_stride_m, int as_stride_kb, int group_m),                                     \
+               int N, int K, int as_stride_m, int as_stride_kb, int group_m, int k_splits, void* workspace),       \
               (::bfp8::gemm_block_fp8_impl<BM, BN, BK, W, NK, ::bfp8::out_##out>(                                \
-                  a, a_scales, b, b_scales, c, M, N, K, as_stride_m, as_stride_kb, group_m)))
+                  a, a_scales, b, b_scales, c, M, N, K, as_stride_m, as_stride_kb, group_m, k_splits, workspace)))

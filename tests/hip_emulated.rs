@@ -305,6 +305,32 @@ fn every_vllm_amd_entry_runs_emulated() {
     assert!(ran >= 36, "{ran} entries");
 }
 
+/// Split K: the rule splits small-M problems (tiles far fewer than 304 CUs), a config's
+/// SPLIT_K fixes the count (uneven ranges: 3 and 7 splits of 16 K tiles; more splits than
+/// tiles clamps), the last split of each tile sums the partials and resets its counter
+/// (the emulator wrapper fails if a counter is left nonzero), on both fp8 flavours, both
+/// MFMA shapes, the skinny decode tile, ragged M/N/K and the unaligned-rows path.
+#[test]
+fn split_k_matches_reference_and_resets_its_counters() {
+    for arch in Arch::ALL {
+        for (tag, out) in [("m64n128k128w4s2i32", OutDtype::Bf16), ("m16n64k256w4s2i16", OutDtype::F32), ("m32n32k128w4s2i16", OutDtype::Bf16), ("m64n64k128w4s2i32", OutDtype::Bf16)] {
+            let base = kernel(tag, out);
+            let (m, n, kk) = (17usize, 130usize, 2000usize);
+            assert!(base.k_splits(m, n, kk, emulator::EMULATED_COMPUTE_UNITS) > 1, "{tag}: the rule splits a {m}x{n}x{kk} product");
+            for (fixed, misalign) in [(0u32, false), (3, false), (7, true), (64, false)] {
+                let mut k = base.clone();
+                k.split_k = fixed;
+                let q = random_quantized_problem(m, n, kk, arch.fp8(), ScaleLayout::ColumnMajor, 40 + fixed as u64);
+                check_gemm(arch, &k, &q.problem_with_out(out), misalign);
+            }
+        }
+        // Large M: no split (the tiles fill the CUs).
+        let k = kernel("m32n32k128w4s2i16", OutDtype::Bf16);
+        assert_eq!(k.k_splits(4096, 7168, 7168, 304), 1);
+        assert_eq!(k.workspace_bytes(4096, 7168, 1), 0);
+    }
+}
+
 #[test]
 fn gemm_rejects_mismatched_flavour_and_dtype() {
     let k = kernel(&kernels::kernel_tag(&kernels::default_gemm_config()), OutDtype::Bf16);

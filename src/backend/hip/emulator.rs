@@ -29,6 +29,8 @@ type EmuGemmFn = unsafe extern "C" fn(
     i32,
     i32,
     i32,
+    i32,
+    *mut c_void,
     u32,
     u32,
     u32,
@@ -174,7 +176,7 @@ impl Fp8Buffer {
 }
 
 /// Runs a GEMM kernel from the emulated set on `p` (after `p.validate()`), with the
-/// kernel's `group_m`. With `misalign`, A and B start one byte past a 16-byte boundary,
+/// kernel's `group_m` and its K splits for [`EMULATED_COMPUTE_UNITS`] (a zeroed workspace). With `misalign`, A and B start one byte past a 16-byte boundary,
 /// exercising the kernel's unaligned-rows path even when K % 16 == 0.
 pub fn gemm(arch: Arch, kernel: &GemmKernel, p: &GemmProblem, misalign: bool) -> Result<Output> {
     p.validate()?;
@@ -200,7 +202,14 @@ pub fn gemm(arch: Arch, kernel: &GemmKernel, p: &GemmProblem, misalign: bool) ->
     let grid = grid_u32(kernel.grid_x(s.m, s.n) as usize, "GEMM")?;
     let out_bytes = s.out_dtype.bytes();
     let mut c = vec![0xFFu8; s.m * s.n * out_bytes]; // NaN in every output dtype
+    let splits = kernel.k_splits(s.m, s.n, s.k, EMULATED_COMPUTE_UNITS);
+    // Partials are poisoned (NaN); the counters start at zero as the ABI asks.
+    let mut work = vec![0u32; kernel.workspace_bytes(s.m, s.n, splits).div_ceil(4)];
+    let counters_at = if splits > 1 { splits as usize * s.m * s.n } else { 0 };
+    work[..counters_at].fill(f32::NAN.to_bits());
+    let work_ptr = if splits > 1 { work.as_mut_ptr() as *mut c_void } else { std::ptr::null_mut() };
     let _reg = Registered::new(&[
+        (work.as_ptr() as *const c_void, work.len() * 4),
         (a.ptr() as *const c_void, a.len),
         (b.ptr() as *const c_void, b.len),
         (p.a_scales.data.as_ptr() as *const c_void, p.a_scales.data.len() * 4),
@@ -210,11 +219,17 @@ pub fn gemm(arch: Arch, kernel: &GemmKernel, p: &GemmProblem, misalign: bool) ->
     // SAFETY: every pointer covers the extent the kernel ABI implies for these sizes
     // (validated above), and the emulator checks each access against those extents.
     let rc = unsafe {
-        f(a.ptr(), p.a_scales.data.as_ptr(), b.ptr(), p.b_scales.as_ptr(), c.as_mut_ptr() as *mut c_void, m, n, k, to_i32(sm, "scale stride")?, to_i32(skb, "scale stride")?, kernel.group_m_arg(), grid, 1, 1)
+        f(a.ptr(), p.a_scales.data.as_ptr(), b.ptr(), p.b_scales.as_ptr(), c.as_mut_ptr() as *mut c_void, m, n, k, to_i32(sm, "scale stride")?, to_i32(skb, "scale stride")?, kernel.group_m_arg(), splits as i32, work_ptr, grid, splits, 1)
     };
     check(rc, kernel.symbol)?;
+    if work[counters_at..].iter().any(|&c| c != 0) {
+        return Err(Error::invalid(OP, format!("{}: split-K counters not reset to zero", kernel.symbol)));
+    }
     Ok(bytes_to_output(s.out_dtype, &c))
 }
+
+/// The CU count the emulated launches size split K for (an MI300X's 304).
+pub const EMULATED_COMPUTE_UNITS: u32 = 304;
 
 fn bytes_to_output(out: OutDtype, c: &[u8]) -> Output {
     match out {

@@ -8,7 +8,7 @@ use half::{bf16, f16};
 use super::kernels;
 use super::rocblas;
 use super::abi;
-use super::runtime::{DeviceBuffer, Function, LaunchConfig, Stream};
+use super::runtime::{DeviceBuffer, DevicePtr, Function, LaunchConfig, Stream};
 use super::vendor_plan::{self, act_scale_strides, VendorPlan};
 use super::HipBackend;
 use crate::error::{Error, Result};
@@ -119,6 +119,9 @@ impl HipBackend {
                     as_stride_m: as_m,
                     as_stride_kb: as_kb,
                     group_m: kernel.group_m_arg(),
+                    // Split K needs a zeroed workspace the device plan does not allocate yet.
+                    k_splits: 1,
+                    workspace: DevicePtr::null(),
                 };
                 // SAFETY: the GEMM ABI (TEAM.md) in order; buffers sized by DeviceProblem::upload
                 // from a validated problem; they live in `dp` until the caller synchronises.

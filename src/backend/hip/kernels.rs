@@ -112,6 +112,8 @@ pub struct GemmKernel {
     pub emulated: bool,
     /// In the default build (CI), not only in `tuning-full`.
     pub default_set: bool,
+    /// K splits fixed by the config (`SPLIT_K`); 0: [`GemmKernel::k_splits`]'s rule.
+    pub split_k: u32,
 }
 
 impl GemmKernel {
@@ -132,7 +134,11 @@ impl GemmKernel {
             matrix_instr_nonkdim: Some(self.mfma_nonkdim),
             kpack: None,
             waves_per_eu: None,
-            extra: Default::default(),
+            extra: if self.split_k > 0 {
+                [(crate::config::SPLIT_K_KEY.to_string(), serde_json::Value::from(self.split_k))].into_iter().collect()
+            } else {
+                Default::default()
+            },
         }
     }
 }
@@ -141,6 +147,37 @@ impl GemmKernel {
     /// The `group_m` launch argument (GROUP_SIZE_M; 0 counts as 1 in the kernel).
     pub fn group_m_arg(&self) -> i32 {
         self.group_m.min(i32::MAX as u32) as i32
+    }
+
+    /// K splits (grid.y) for an M x N x K product on `compute_units` CUs: the config's
+    /// `SPLIT_K` if it fixed one, else split only when the tiles cannot fill the CUs (small
+    /// M): as many splits as it takes to reach one workgroup per CU, at most 16, and each
+    /// split keeps at least 4 K tiles (the partials cost M*N*4 bytes of traffic per split).
+    /// Clamped to the K tiles there are.
+    pub fn k_splits(&self, m: usize, n: usize, k: usize, compute_units: u32) -> u32 {
+        let iters = k.div_ceil(self.block_k as usize).max(1);
+        let want = if self.split_k > 0 {
+            self.split_k as usize
+        } else {
+            let tiles = self.grid_x(m, n).max(1) as usize;
+            let cus = compute_units.max(1) as usize;
+            if tiles >= cus {
+                1
+            } else {
+                cus.div_ceil(tiles).min(16).min(iters / 4).max(1)
+            }
+        };
+        want.clamp(1, iters) as u32
+    }
+
+    /// Workspace bytes for `splits` > 1: the fp32 partials of every split, then one u32
+    /// counter per output tile (zero before the first launch; the kernel leaves them zero).
+    pub fn workspace_bytes(&self, m: usize, n: usize, splits: u32) -> usize {
+        if splits <= 1 {
+            0
+        } else {
+            splits as usize * m * n * 4 + self.grid_x(m, n) as usize * 4
+        }
     }
 }
 
@@ -171,6 +208,7 @@ pub fn gemm_kernels() -> Vec<GemmKernel> {
             lds_bytes: (bm + bn) * bk,
             emulated,
             default_set,
+            split_k: 0,
         })
         .collect()
 }
@@ -235,6 +273,7 @@ pub fn resolve_gemm(cfg: &KernelConfig, out: OutDtype) -> Result<GemmKernel, Str
     match gemm_kernels().into_iter().find(|k| k.symbol == symbol) {
         Some(mut k) => {
             k.group_m = cfg.group_m.max(1);
+            k.split_k = cfg.extra.get(crate::config::SPLIT_K_KEY).and_then(|v| v.as_u64()).map_or(0, |v| v.min(1024) as u32);
             Ok(k)
         }
         None => Err(format!(
