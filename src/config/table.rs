@@ -184,6 +184,19 @@ impl KernelConfig {
                 return Err(format!("{} = {c} is not 1 or 2", super::CLUSTER_KEY));
             }
         }
+        if let Some(v) = self.extra.get(super::SOURCE_KEY) {
+            if v.as_str() != Some(super::SOURCE_PREDICTED) {
+                return Err(format!("{} = {v} is not {:?}", super::SOURCE_KEY, super::SOURCE_PREDICTED));
+            }
+        }
+        if let Some(v) = self.extra.get(super::PREDICTED_FOR_KEY) {
+            if !v.as_str().is_some_and(|a| a.len() <= 8 && a.starts_with("gfx") && a[3..].bytes().all(|b| b.is_ascii_hexdigit())) {
+                return Err(format!("{} = {v} is not an AMD architecture name (\"gfx942\")", super::PREDICTED_FOR_KEY));
+            }
+            if !self.is_predicted() {
+                return Err(format!("{} without {} = {:?}", super::PREDICTED_FOR_KEY, super::SOURCE_KEY, super::SOURCE_PREDICTED));
+            }
+        }
         if self.extra.len() > MAX_EXTRA_KEYS {
             return Err(format!("{} unknown keys, more than the limit of {MAX_EXTRA_KEYS}", self.extra.len()));
         }
