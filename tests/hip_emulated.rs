@@ -331,6 +331,54 @@ fn split_k_matches_reference_and_resets_its_counters() {
     }
 }
 
+/// The shipped predicted AMD configs: every entry is marked predicted for its device's
+/// architecture, resolves to a default-set kernel of its tile, and every distinct launch
+/// they name (architecture, kernel, GROUP_SIZE_M) runs under the emulator on a small
+/// ragged problem with split K as its rule picks for that problem.
+#[test]
+fn shipped_amd_configs_run_emulated() {
+    use std::collections::BTreeSet;
+    let mut launches = BTreeSet::new();
+    let mut entries = 0;
+    for (name, text) in blockfp8::config::embedded_configs() {
+        let Some(key) = blockfp8::config::parse_dense_file_name(name) else { continue };
+        let Some(arch) = blockfp8::config::naming::amd_arch_for_config_name(&key.device) else { continue };
+        let table = blockfp8::config::ConfigTable::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(table.entries.len(), 18, "{name}");
+        for (m, cfg) in &table.entries {
+            assert!(cfg.is_predicted() && cfg.predicted_for() == Some(arch), "{name} M={m}: not marked predicted for {arch}");
+            let k = kernels::resolve_gemm(cfg, OutDtype::Bf16).unwrap_or_else(|e| panic!("{name} M={m}: {e}"));
+            assert!(k.default_set && k.emulated, "{name} M={m}: {}", k.symbol);
+            launches.insert((arch, k.symbol, k.group_m));
+            entries += 1;
+        }
+    }
+    assert_eq!(entries, 3 * 19 * 18, "MI300X, MI325X, MI355X x 19 shapes x 18 batch sizes");
+    for (i, (arch, symbol, group_m)) in launches.iter().enumerate() {
+        let mut k = emulator::emulated_gemm_kernels().into_iter().find(|k| k.symbol == *symbol).unwrap();
+        k.group_m = *group_m;
+        let arch: Arch = arch.parse().unwrap();
+        let (m, n, kk) = (k.block_m as usize * 2 + 5, k.block_n as usize * 2 - 3, 1040);
+        let q = random_quantized_problem(m, n, kk, arch.fp8(), ScaleLayout::ColumnMajor, 500 + i as u64);
+        check_gemm(arch, &k, &q.problem_with_out(OutDtype::Bf16), false);
+    }
+}
+
+/// `blockfp8 config show` on a shipped predicted entry says it is predicted.
+#[test]
+fn config_show_says_an_entry_is_predicted() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blockfp8"))
+        .args(["config", "show", "--n", "7168", "--k", "18432", "--m", "64", "--device-name", "AMD Instinct MI300X"])
+        .env_remove("BLOCKFP8_CONFIG_DIR")
+        .output()
+        .expect("run blockfp8");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("\"blockfp8_source\":\"predicted\""), "{stdout}");
+    assert!(stderr.contains("predicted, not measured") && stderr.contains("gfx942"), "{stderr}");
+}
+
 #[test]
 fn gemm_rejects_mismatched_flavour_and_dtype() {
     let k = kernel(&kernels::kernel_tag(&kernels::default_gemm_config()), OutDtype::Bf16);

@@ -483,3 +483,20 @@ mod predicted_tests {
         assert_eq!(arch("NVIDIA_H200"), None);
     }
 }
+
+#[cfg(test)]
+mod block_k_tests {
+    use super::*;
+
+    /// BLOCK_SIZE_K 256 spans two 128-wide scale blocks: only in entries vLLM never reads.
+    #[test]
+    fn block_k_may_span_scale_blocks_only_in_blockfp8_entries() {
+        let vllm = r#"{"1": {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 256, "GROUP_SIZE_M": 1, "num_warps": 4}}"#;
+        let e = ConfigTable::parse(vllm).unwrap().check_block((128, 128)).unwrap_err();
+        assert!(e.contains("BLOCK_SIZE_K 256"), "{e}");
+        let ours = vllm.replace("\"num_warps\": 4", "\"num_warps\": 4, \"blockfp8_source\": \"predicted\"");
+        ConfigTable::parse(&ours).unwrap().check_block((128, 128)).unwrap();
+        let odd = ours.replace("256", "192");
+        assert!(ConfigTable::parse(&odd).map(|t| t.check_block((128, 128)).is_err()).unwrap_or(true));
+    }
+}
