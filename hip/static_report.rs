@@ -135,7 +135,7 @@ impl KernelStats {
     /// of `threads` that fit `lds_per_cu` bytes (4 SIMDs per CU, 8 waves per SIMD at most).
     pub fn occupancy(&self, reg_occupancy: u32, threads: u32, lds_per_cu: u32) -> u32 {
         let waves_per_group = threads.div_ceil(64);
-        let by_lds = if self.lds_bytes == 0 { 8 } else { (lds_per_cu / self.lds_bytes) * waves_per_group / 4 };
+        let by_lds = lds_per_cu.checked_div(self.lds_bytes).map_or(8, |groups| groups * waves_per_group / 4);
         reg_occupancy.min(by_lds).min(8)
     }
 }
@@ -160,13 +160,13 @@ fn label_of(line: &str) -> Option<String> {
 /// comment line right after it.
 fn loop_of(comment: &str, label: &str) -> Option<(String, u32)> {
     if let Some(p) = comment.find("Loop Header: Depth=") {
-        let depth = comment[p + 19..].trim().split_whitespace().next()?.parse().ok()?;
+        let depth = comment[p + 19..].split_whitespace().next()?.parse().ok()?;
         return Some((label.trim_start_matches(".L").to_string(), depth));
     }
     if let Some(p) = comment.find("in Loop: Header=") {
         let rest = &comment[p + 16..];
         let header = rest.split_whitespace().next()?.to_string();
-        let depth = rest.split("Depth=").nth(1)?.trim().split_whitespace().next()?.parse().ok()?;
+        let depth = rest.split("Depth=").nth(1)?.split_whitespace().next()?.parse().ok()?;
         return Some((header, depth));
     }
     None
