@@ -352,7 +352,7 @@ BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, co
         for (int q = 0; q < L::ACC / 4; ++q) {
           const int n = nb + (NK == 32 ? 8 * q + 4 * fgroup : 4 * fgroup);
           const Acc& t = total[i][j];
-          store4<out_f32>(part + split * plane + (size_t)m * N, n, N, N % 4 == 0, t[4 * q], t[4 * q + 1], t[4 * q + 2], t[4 * q + 3]);
+          store4<out_f32>(part + split * plane + (size_t)m * N, n, N, N % 4 == 0 && (uintptr_t)workspace % 16 == 0, t[4 * q], t[4 * q + 1], t[4 * q + 2], t[4 * q + 3]);
         }
       }
     }
@@ -389,7 +389,8 @@ BFP8_DEVICE void gemm_block_fp8_impl(const uint8_t* a, const float* a_scales, co
   // ---- epilogue: lane holds row m of each MFMA tile and groups of 4 consecutive columns.
   typedef typename Out::storage T;
   T* cout = reinterpret_cast<T*>(c);
-  const bool vec = N % 4 == 0;
+  // 4-wide stores need N % 4 == 0 and a C aligned for them (any hipMalloc'd C is).
+  const bool vec = N % 4 == 0 && (uintptr_t)c % 16 == 0;
 #pragma unroll
   for (int i = 0; i < L::TM; ++i) {
     const int m = m0 + (wave_m * L::TM + i) * NK + frow;
