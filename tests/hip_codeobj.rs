@@ -153,6 +153,20 @@ fn kernel_table_and_lookup() {
     assert_eq!(kernels::kernel_tag(&cfg), "m16n64k128w4s2i16");
     cfg.block_k = 512;
     assert!(kernels::find_gemm(&cfg, OutDtype::Bf16).is_none());
+    // Launch geometry: 1 x 2 tiles of 64x128 at M=17, N=130 cannot fill 304 CUs, so K splits
+    // (16 K tiles at K=2000: 4 splits, each >= 4 tiles), with a workspace of the partials
+    // and one counter per tile; at M=4096, N=7168 the tiles fill the CUs: no split.
+    let k = kernels::find_gemm(&def, OutDtype::Bf16).unwrap();
+    let l = k.launch(17, 130, 2000, 304);
+    assert_eq!((l.grid, l.block, l.k_splits, l.workspace_bytes), ((2, 4, 1), 256, 4, 4 * 17 * 130 * 4 + 2 * 4));
+    let l = k.launch(4096, 7168, 7168, 304);
+    assert_eq!((l.grid, l.k_splits, l.workspace_bytes), ((64 * 56, 1, 1), 1, 0));
+    // A config's SPLIT_K fixes the count (clamped to the K tiles).
+    let mut fixed = def.clone();
+    fixed.extra.insert("SPLIT_K".into(), 3.into());
+    let kf = kernels::resolve_gemm(&fixed, OutDtype::Bf16).unwrap();
+    assert_eq!((kf.launch(4096, 7168, 7168, 304).k_splits, kf.launch(1, 1, 256, 304).k_splits), (3, 2));
+    assert_eq!(kf.config().extra.get("SPLIT_K"), Some(&serde_json::Value::from(3)));
     assert_eq!(kernels::scale_reduce_symbol(OutDtype::F16), "scale_reduce_f16");
 }
 

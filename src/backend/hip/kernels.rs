@@ -170,6 +170,14 @@ impl GemmKernel {
         want.clamp(1, iters) as u32
     }
 
+    /// Everything a launch of this kernel on an M x N x K product needs besides its buffers:
+    /// grid (tiles, K splits, 1), block, the `k_splits` argument and the zeroed workspace
+    /// bytes (0: pass a null workspace).
+    pub fn launch(&self, m: usize, n: usize, k: usize, compute_units: u32) -> GemmLaunch {
+        let splits = self.k_splits(m, n, k, compute_units);
+        GemmLaunch { grid: (self.grid_x(m, n), splits, 1), block: self.threads, k_splits: splits, workspace_bytes: self.workspace_bytes(m, n, splits) }
+    }
+
     /// Workspace bytes for `splits` > 1: the fp32 partials of every split, then one u32
     /// counter per output tile (zero before the first launch; the kernel leaves them zero).
     pub fn workspace_bytes(&self, m: usize, n: usize, splits: u32) -> usize {
@@ -179,6 +187,17 @@ impl GemmKernel {
             splits as usize * m * n * 4 + self.grid_x(m, n) as usize * 4
         }
     }
+}
+
+/// See [`GemmKernel::launch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmLaunch {
+    pub grid: (u32, u32, u32),
+    pub block: u32,
+    pub k_splits: u32,
+    /// Bytes of workspace, zero before the first launch that uses it (the kernel leaves it
+    /// zero, so one zeroed workspace serves every later launch on the same stream).
+    pub workspace_bytes: usize,
 }
 
 fn out_dtype(name: &str) -> OutDtype {
