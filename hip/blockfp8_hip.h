@@ -13,6 +13,8 @@
 
 #if defined(BLOCKFP8_EMU)
 // ---------------------------------------------------------------- host emulation
+#include <math.h>
+
 #include "emu/emu_runtime.h"
 
 // Both architectures' kernels live in one host library: the kernel namespace gets the
@@ -53,6 +55,28 @@ inline uint16_t f32_to_f16_bits(float x) { return ::emu::f32_to_f16_bits(x); }
 inline void opaque(int&) {}
 template <class T> inline T gload(const T* p) { return ::emu::global_load<T>(p); }
 template <class T> inline void gstore(T* p, T v) { ::emu::global_store<T>(p, v); }
+// Buffer resources and loads: out-of-range dwords read as zero (emu_runtime.h).
+using u32x4 = ::emu::u32x4;
+using Rsrc = ::emu::BufferRsrc;
+inline Rsrc make_rsrc(const void* base, uint32_t num_records) { return ::emu::BufferRsrc{static_cast<const uint8_t*>(base), num_records}; }
+inline u32x4 buf_load_b128(const Rsrc& r, uint32_t voffset) { return ::emu::buffer_load_b128(r, voffset); }
+inline uint32_t buf_load_b32(const Rsrc& r, uint32_t voffset) { return ::emu::buffer_load_b32(r, voffset); }
+// A wave-uniform value (v_readfirstlane): the kernels only pass values that are uniform.
+inline int uniform(int v) { return v; }
+inline float sload(const float* p) { return ::emu::global_load<float>(p); }
+inline uint32_t alignbyte(uint32_t hi, uint32_t lo, uint32_t s) { return (uint32_t)((((uint64_t)hi << 32) | lo) >> (8 * (s & 3))); }
+inline void sched_group(int, int, int) {}
+// Workgroups run one after another in the emulation: the fences have nothing to order.
+inline void fence_release_agent() {}
+inline void fence_acquire_agent() {}
+inline uint32_t atomic_add_agent(uint32_t* p, uint32_t v) {
+  uint32_t old = ::emu::global_load<uint32_t>(p);
+  ::emu::global_store<uint32_t>(p, old + v);
+  return old;
+}
+template <class V> inline void fma_acc(V& total, const V& acc, float s) {
+  for (unsigned r = 0; r < sizeof(V) / sizeof(float); ++r) total[r] = fmaf(acc[r], s, total[r]);
+}
 }  // namespace bfp8
 
 #define BFP8_CAT2(a, b) a##_##b
@@ -132,6 +156,36 @@ BFP8_DEVICE uint16_t f32_to_f16_bits(float x) { return __builtin_bit_cast(uint16
 BFP8_DEVICE void opaque(int& v) { asm volatile("" : "+v"(v)); }
 template <class T> BFP8_DEVICE T gload(const T* p) { return *p; }
 template <class T> BFP8_DEVICE void gstore(T* p, T v) { *p = v; }
+// Buffer loads through a resource descriptor (base, num_records bytes): 32-bit offsets,
+// and an offset at or beyond num_records reads zero, which masks ragged tiles for free.
+typedef unsigned int u32x4 __attribute__((ext_vector_type(4)));
+typedef __amdgpu_buffer_rsrc_t Rsrc;
+// Word 3 of the descriptor on gfx9 (CDNA): 32-bit data format, no swizzle, raw (stride 0).
+#define BFP8_RSRC_WORD3 0x00020000
+BFP8_DEVICE Rsrc make_rsrc(const void* base, uint32_t num_records) {
+  return __builtin_amdgcn_make_buffer_rsrc(const_cast<void*>(base), 0, (int)num_records, BFP8_RSRC_WORD3);
+}
+BFP8_DEVICE u32x4 buf_load_b128(Rsrc r, uint32_t voffset) { return __builtin_amdgcn_raw_buffer_load_b128(r, (int)voffset, 0, 0); }
+BFP8_DEVICE uint32_t buf_load_b32(Rsrc r, uint32_t voffset) { return __builtin_amdgcn_raw_buffer_load_b32(r, (int)voffset, 0, 0); }
+// Marks a value as wave-uniform so that what is computed from it lives in SGPRs.
+BFP8_DEVICE int uniform(int v) { return __builtin_amdgcn_readfirstlane(v); }
+// A load from a wave-uniform address through the constant address space: s_load.
+BFP8_DEVICE float sload(const float* p) {
+  return *(const __attribute__((address_space(4))) float*)(p);
+}
+BFP8_DEVICE uint32_t alignbyte(uint32_t hi, uint32_t lo, uint32_t s) { return __builtin_amdgcn_alignbyte(hi, lo, s); }
+// Scheduling group (mask: 0x8 MFMA, 0x20 VMEM read, 0x100 DS read, 0x200 DS write).
+#define sched_group(mask, n, id) __builtin_amdgcn_sched_group_barrier((mask), (n), (id))
+// Device-scope (all XCDs) ordering of global memory around the split-K counter.
+BFP8_DEVICE void fence_release_agent() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "agent"); }
+BFP8_DEVICE void fence_acquire_agent() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "agent"); }
+BFP8_DEVICE uint32_t atomic_add_agent(uint32_t* p, uint32_t v) {
+  return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+}
+// total += acc * s on whole accumulator vectors: packed fp32 FMAs (v_pk_fma_f32).
+template <class V> BFP8_DEVICE void fma_acc(V& total, const V& acc, float s) {
+  total = __builtin_elementwise_fma(acc, (V)(s), total);
+}
 }  // namespace bfp8
 
 #define BFP8_KERNEL(name, threads, params, call)                                                   \

@@ -234,6 +234,151 @@ fn every_emulated_gemm_config_matches_reference() {
     }
 }
 
+/// The second-generation paths one by one, both fp8 flavours: K % 128 != 0 with K % 16 == 0
+/// (the peeled tail of the aligned path: whole 16-byte chunks past K masked by an
+/// out-of-range buffer offset), K % 16 != 0 and unaligned A/B (the unaligned-rows loop:
+/// dword loads, v_alignbyte, byte masks), rows past M and N (zero by num_records), N % 4 == 0
+/// (4-wide vector epilogue stores) and N % 4 != 0 (element stores), both MFMA shapes,
+/// BLOCK_K 128 and 256, every output dtype.
+#[test]
+fn gemm_second_generation_paths_on_ragged_shapes() {
+    let tags = ["m64n128k128w4s2i32", "m128n128k128w4s2i32", "m16n64k256w4s2i16", "m32n32k128w4s2i16", "m64n64k128w4s2i32"];
+    // (M, N, K, misalign): K=144, 400 aligned tails (one chunk, 1..3 chunks past K), K=1296
+    // a long main loop and a tail, K=200 / 72 ragged K, misaligned K=256.
+    let shapes = [(1usize, 72usize, 144usize, false), (37, 200, 400, false), (130, 129, 1296, false), (19, 300, 200, false), (65, 64, 72, false), (33, 136, 256, true)];
+    let mut case = 0u64;
+    for arch in Arch::ALL {
+        for tag in tags {
+            for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
+                let Some(k) = emulator::emulated_gemm_kernels().into_iter().find(|k| k.symbol == format!("gemm_block_fp8_{tag}_{}", out.name())) else {
+                    continue; // bf16-only tile
+                };
+                for &(m, n, kk, misalign) in &shapes {
+                    let layout = if case % 2 == 0 { ScaleLayout::ColumnMajor } else { ScaleLayout::RowMajor };
+                    let q = random_quantized_problem(m, n, kk, arch.fp8(), layout, 1000 + case);
+                    check_gemm(arch, &k, &q.problem_with_out(out), misalign);
+                    case += 1;
+                }
+            }
+        }
+    }
+    assert!(case >= 2 * 5 * 6, "every tag ran for bf16 at least ({case} cases)");
+}
+
+/// GROUP_SIZE_M only reorders tiles: 1, 3, 8 and 64 give bit-identical outputs on a grid
+/// of 5 x 3 tiles (a partial last group for 3 and 8).
+#[test]
+fn gemm_group_m_changes_order_not_result() {
+    for arch in Arch::ALL {
+        let mut k = kernel("m32n64k128w4s2i16", OutDtype::Bf16);
+        let q = random_quantized_problem(150, 150, 300, arch.fp8(), ScaleLayout::RowMajor, 77);
+        let p = q.problem_with_out(OutDtype::Bf16);
+        k.group_m = 1;
+        let first = emulator::gemm(arch, &k, &p, false).unwrap();
+        assert_output_close(&first, OutDtype::Bf16, &reference_gemm_f64(&p), calc_diff_bound(OutDtype::Bf16), "group_m 1");
+        for g in [3u32, 8, 64] {
+            k.group_m = g;
+            assert_eq!(emulator::gemm(arch, &k, &p, false).unwrap(), first, "{arch:?} group_m {g}");
+        }
+    }
+}
+
+/// Every entry of the vLLM-format AMD fixture files (every tile vLLM's MI300X / MI325X
+/// files name) resolves to its kernel and runs under the emulator on a small ragged problem.
+#[test]
+fn every_vllm_amd_entry_runs_emulated() {
+    let mut ran = 0;
+    for dir in ["tests/data/configs/amd", "tests/data/configs/mi300x"] {
+        for f in std::fs::read_dir(dir).unwrap() {
+            let path = f.unwrap().path();
+            let table = blockfp8::config::ConfigTable::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            for (i, (m_key, cfg)) in table.entries.iter().enumerate() {
+                let k = kernels::resolve_gemm(cfg, OutDtype::Bf16).unwrap_or_else(|e| panic!("{} M={m_key}: {e}", path.display()));
+                let arch = Arch::ALL[i % 2];
+                let (m, n, kk) = (cfg.block_m as usize + 3, 2 * cfg.block_n as usize - 5, 272);
+                let q = random_quantized_problem(m, n, kk, arch.fp8(), ScaleLayout::RowMajor, i as u64);
+                check_gemm(arch, &k, &q.problem_with_out(OutDtype::Bf16), false);
+                ran += 1;
+            }
+        }
+    }
+    assert!(ran >= 36, "{ran} entries");
+}
+
+/// Split K: the rule splits small-M problems (tiles far fewer than 304 CUs), a config's
+/// SPLIT_K fixes the count (uneven ranges: 3 and 7 splits of 16 K tiles; more splits than
+/// tiles clamps), the last split of each tile sums the partials and resets its counter
+/// (the emulator wrapper fails if a counter is left nonzero), on both fp8 flavours, both
+/// MFMA shapes, the skinny decode tile, ragged M/N/K and the unaligned-rows path.
+#[test]
+fn split_k_matches_reference_and_resets_its_counters() {
+    for arch in Arch::ALL {
+        for (tag, out) in [("m64n128k128w4s2i32", OutDtype::Bf16), ("m16n64k256w4s2i16", OutDtype::F32), ("m32n32k128w4s2i16", OutDtype::Bf16), ("m64n64k128w4s2i32", OutDtype::Bf16)] {
+            let base = kernel(tag, out);
+            let (m, n, kk) = (17usize, 130usize, 2000usize);
+            assert!(base.k_splits(m, n, kk, emulator::EMULATED_COMPUTE_UNITS) > 1, "{tag}: the rule splits a {m}x{n}x{kk} product");
+            for (fixed, misalign) in [(0u32, false), (3, false), (7, true), (64, false)] {
+                let mut k = base.clone();
+                k.split_k = fixed;
+                let q = random_quantized_problem(m, n, kk, arch.fp8(), ScaleLayout::ColumnMajor, 40 + fixed as u64);
+                check_gemm(arch, &k, &q.problem_with_out(out), misalign);
+            }
+        }
+        // Large M: no split (the tiles fill the CUs).
+        let k = kernel("m32n32k128w4s2i16", OutDtype::Bf16);
+        assert_eq!(k.k_splits(4096, 7168, 7168, 304), 1);
+        assert_eq!(k.workspace_bytes(4096, 7168, 1), 0);
+    }
+}
+
+/// The shipped predicted AMD configs: every entry is marked predicted for its device's
+/// architecture, resolves to a default-set kernel of its tile, and every distinct launch
+/// they name (architecture, kernel, GROUP_SIZE_M) runs under the emulator on a small
+/// ragged problem with split K as its rule picks for that problem.
+#[test]
+fn shipped_amd_configs_run_emulated() {
+    use std::collections::BTreeSet;
+    let mut launches = BTreeSet::new();
+    let mut entries = 0;
+    for (name, text) in blockfp8::config::embedded_configs() {
+        let Some(key) = blockfp8::config::parse_dense_file_name(name) else { continue };
+        let Some(arch) = blockfp8::config::naming::amd_arch_for_config_name(&key.device) else { continue };
+        let table = blockfp8::config::ConfigTable::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(table.entries.len(), 18, "{name}");
+        for (m, cfg) in &table.entries {
+            assert!(cfg.is_predicted() && cfg.predicted_for() == Some(arch), "{name} M={m}: not marked predicted for {arch}");
+            let k = kernels::resolve_gemm(cfg, OutDtype::Bf16).unwrap_or_else(|e| panic!("{name} M={m}: {e}"));
+            assert!(k.default_set && k.emulated, "{name} M={m}: {}", k.symbol);
+            launches.insert((arch, k.symbol, k.group_m));
+            entries += 1;
+        }
+    }
+    assert_eq!(entries, 3 * 19 * 18, "MI300X, MI325X, MI355X x 19 shapes x 18 batch sizes");
+    for (i, (arch, symbol, group_m)) in launches.iter().enumerate() {
+        let mut k = emulator::emulated_gemm_kernels().into_iter().find(|k| k.symbol == *symbol).unwrap();
+        k.group_m = *group_m;
+        let arch: Arch = arch.parse().unwrap();
+        let (m, n, kk) = (k.block_m as usize * 2 + 5, k.block_n as usize * 2 - 3, 1040);
+        let q = random_quantized_problem(m, n, kk, arch.fp8(), ScaleLayout::ColumnMajor, 500 + i as u64);
+        check_gemm(arch, &k, &q.problem_with_out(OutDtype::Bf16), false);
+    }
+}
+
+/// `blockfp8 config show` on a shipped predicted entry says it is predicted.
+#[test]
+fn config_show_says_an_entry_is_predicted() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blockfp8"))
+        .args(["config", "show", "--n", "7168", "--k", "18432", "--m", "64", "--device-name", "AMD Instinct MI300X"])
+        .env_remove("BLOCKFP8_CONFIG_DIR")
+        .output()
+        .expect("run blockfp8");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("\"blockfp8_source\":\"predicted\""), "{stdout}");
+    assert!(stderr.contains("predicted, not measured") && stderr.contains("gfx942"), "{stderr}");
+}
+
 #[test]
 fn gemm_rejects_mismatched_flavour_and_dtype() {
     let k = kernel(&kernels::kernel_tag(&kernels::default_gemm_config()), OutDtype::Bf16);

@@ -54,6 +54,20 @@ int cvt_pk_fp8_f32(float a, float b, int old, bool word_sel);
 float cvt_f32_fp8(int src, int byte_sel);
 uint16_t f32_to_f16_bits(float x);
 
+struct u32x4 {
+  uint32_t x, y, z, w;
+};
+// A raw buffer resource (stride 0): base and size in bytes.
+struct BufferRsrc {
+  const uint8_t* base;
+  uint32_t num_records;
+};
+// Raw buffer loads as gfx9 executes them: each dword whose offset + 4 exceeds num_records
+// reads zero; in-range bytes outside every registered buffer (the tail of a partial last
+// dword) read poison, as whatever memory holds there would.
+u32x4 buffer_load_b128(const BufferRsrc& r, uint32_t voffset);
+uint32_t buffer_load_b32(const BufferRsrc& r, uint32_t voffset);
+
 void* lds_alloc_bytes(size_t bytes);
 template <class T> T* lds_alloc(size_t count) { return static_cast<T*>(lds_alloc_bytes(sizeof(T) * count)); }
 

@@ -307,6 +307,38 @@ void* lds_alloc_bytes(size_t bytes) {
   return t_launch->lds.data() + off;
 }
 
+namespace {
+bool registered(const uint8_t* q) {
+  for (const Region& r : t_regions)
+    if (q >= r.begin && q < r.begin + r.bytes) return true;
+  return t_regions.empty();
+}
+uint32_t buffer_dword(const BufferRsrc& r, uint32_t off) {
+  if ((uint64_t)off + 4 > r.num_records) return 0;
+  // Poison that decodes to NaN in both fp8 flavours' products (0x80 fnuz NaN, 0x7F OCP NaN).
+  const uint8_t poison = cur().flavour == FLAVOUR_FNUZ ? 0x80 : 0x7F;
+  uint32_t v = 0;
+  for (int b = 0; b < 4; ++b) {
+    const uint8_t* q = r.base + off + b;
+    v |= (uint32_t)(registered(q) ? *q : poison) << (8 * b);
+  }
+  // An in-range dword must overlap a registered buffer: otherwise the kernel reads memory
+  // that is not its own, which the hardware would not catch.
+  if (!registered(r.base + off) && !registered(r.base + off + 3)) fail("buffer load inside num_records but outside every registered buffer");
+  return v;
+}
+}  // namespace
+
+u32x4 buffer_load_b128(const BufferRsrc& r, uint32_t voffset) {
+  if (((uintptr_t)r.base + voffset) % 16 != 0 && (uint64_t)voffset + 16 <= r.num_records)
+    fail("buffer_load_dwordx4 at an address that is not 16-byte aligned");
+  return u32x4{buffer_dword(r, voffset), buffer_dword(r, voffset + 4), buffer_dword(r, voffset + 8), buffer_dword(r, voffset + 12)};
+}
+uint32_t buffer_load_b32(const BufferRsrc& r, uint32_t voffset) {
+  if (((uintptr_t)r.base + voffset) % 4 != 0) fail("buffer_load_dword at an address that is not 4-byte aligned");
+  return buffer_dword(r, voffset);
+}
+
 void check_global(const void* p, size_t bytes, bool write) {
   if (t_regions.empty()) return;
   const uint8_t* q = static_cast<const uint8_t*>(p);

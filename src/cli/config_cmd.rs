@@ -73,6 +73,9 @@ pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
                     let (key, cfg) = table.nearest(m).expect("parsed tables are never empty");
                     log::info!("{source}: entry {key} for M={m}");
                     println!("{}", serde_json::to_string(cfg).expect("a KernelConfig serializes"));
+                    if let Some(note) = cfg.provenance_note() {
+                        eprintln!("{source}: entry {key} is {note}");
+                    }
                     Ok(ExitCode::SUCCESS)
                 }
                 Lookup::Missing { file_name, tried } => {

@@ -230,7 +230,10 @@ impl Library {
                 Ok(Some(text)) => {
                     self.files_read.fetch_add(1, Ordering::Relaxed);
                     match parse_for_key(&text, key) {
-                        Ok(table) => return Lookup::Found { table: Arc::new(table), source: place, skipped: tried },
+                        Ok((table, warnings)) => {
+                            warnings.into_iter().for_each(|w| self.warn(format!("{place}: {w}")));
+                            return Lookup::Found { table: Arc::new(table), source: place, skipped: tried };
+                        }
                         Err(reason) => tried.push(self.bad_file(place, reason)),
                     }
                 }
@@ -241,7 +244,10 @@ impl Library {
             let place = ConfigSource::Embedded(file_name.clone());
             match self.builtin.iter().find(|(name, _)| *name == file_name) {
                 Some((_, text)) => match parse_for_key(text, key) {
-                    Ok(table) => return Lookup::Found { table: Arc::new(table), source: place, skipped: tried },
+                    Ok((table, warnings)) => {
+                        warnings.into_iter().for_each(|w| self.warn(format!("{place}: {w}")));
+                        return Lookup::Found { table: Arc::new(table), source: place, skipped: tried };
+                    }
                     Err(reason) => tried.push(self.bad_file(place, reason)),
                 },
                 None => tried.push(Attempt { place, problem: "not shipped with this build".into() }),
@@ -266,10 +272,34 @@ fn key_for(device: &str, n: usize, k: usize, dtype: &str, block: (usize, usize))
     DenseKey { n, k, device: config_name_for(device), dtype: dtype.to_string(), block }
 }
 
-fn parse_for_key(text: &str, key: &DenseKey) -> Result<ConfigTable, String> {
+fn parse_for_key(text: &str, key: &DenseKey) -> Result<(ConfigTable, Vec<String>), String> {
     let table = ConfigTable::parse(text)?;
     table.check_block(key.block)?;
-    Ok(table)
+    drop_foreign_predictions(table, &key.device)
+}
+
+/// Drops predicted entries modeled for another architecture than `device`'s, with one
+/// warning each (a prediction is only as good as the model of the machine it assumed).
+/// Err when nothing is left, so the lookup falls back to the default path.
+pub fn drop_foreign_predictions(table: ConfigTable, device: &str) -> Result<(ConfigTable, Vec<String>), String> {
+    let Some(arch) = super::naming::amd_arch_for_config_name(device) else {
+        let mut warnings = Vec::new();
+        if table.entries.iter().any(|(_, c)| c.predicted_for().is_some()) {
+            warnings.push(format!("predicted entries in a file for {device}, which is not an AMD device this crate models; using them as written"));
+        }
+        return Ok((table, warnings));
+    };
+    let (mut kept, mut warnings) = (Vec::new(), Vec::new());
+    for (m, cfg) in table.entries {
+        match cfg.predicted_for() {
+            Some(p) if p != arch => warnings.push(format!("ignoring the entry for M={m}: it was predicted for {p}, but the file is for {device} ({arch})")),
+            _ => kept.push((m, cfg)),
+        }
+    }
+    if kept.is_empty() {
+        return Err(format!("every entry was predicted for another architecture than {device} ({arch}): {}", warnings.join("; ")));
+    }
+    Ok((ConfigTable::from_entries(kept)?, warnings))
 }
 
 /// `Ok(None)` when absent; an error for anything that is not a readable regular UTF-8 file
@@ -397,4 +427,77 @@ fn bad_name_reason(name: &str) -> String {
     "file name is not a config name: expected N={N},K={K},device_name={DEVICE},dtype={DTYPE},block_shape=[{bn},{bk}].json \
      or E={E},N={N},device_name={DEVICE}[,dtype={DTYPE}][,block_shape=[{bn},{bk}]].json"
         .into()
+}
+
+#[cfg(test)]
+mod predicted_tests {
+    use super::*;
+
+    fn lib() -> Library {
+        Library::new(vec![PathBuf::from("tests/data/configs/amd-predicted")], false, false)
+    }
+
+    #[test]
+    fn predictions_for_another_architecture_are_dropped_with_a_warning() {
+        let lib = lib();
+        let t = lib.lookup("AMD_Instinct_MI355X", 4096, 7168, "fp8_w8a8", (128, 128)).expect("the gfx950 entry remains");
+        assert_eq!(t.entries.len(), 1);
+        let (m, cfg) = &t.entries[0];
+        assert_eq!((*m, cfg.predicted_for(), cfg.is_predicted()), (64, Some("gfx950"), true));
+        let w = lib.warnings();
+        assert_eq!(w.iter().filter(|w| w.contains("predicted for gfx942") && w.contains("AMD_Instinct_MI355X (gfx950)")).count(), 2, "{w:?}");
+        // A file of only foreign predictions is refused as a whole: the default path runs.
+        assert!(lib.lookup("AMD_Instinct_MI355X", 7168, 2048, "fp8_w8a8", (128, 128)).is_none());
+        assert!(lib.warnings().iter().any(|w| w.contains("every entry was predicted for another architecture")));
+    }
+
+    #[test]
+    fn predicted_key_is_validated_and_blockfp8_only() {
+        let ok = r#"{"1": {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 1, "num_warps": 4, "blockfp8_source": "predicted", "blockfp8_predicted_for": "gfx942"}}"#;
+        let t = ConfigTable::parse(ok).unwrap();
+        let cfg = &t.entries[0].1;
+        assert!(cfg.is_predicted() && cfg.is_blockfp8_only());
+        let note = cfg.provenance_note().unwrap();
+        assert!(note.contains("predicted") && note.contains("gfx942") && note.contains("blockfp8 tune"), "{note}");
+        for (bad, why) in [
+            (ok.replace("\"predicted\"", "\"guessed\""), "blockfp8_source"),
+            (ok.replace("\"gfx942\"", "\"sm_90\""), "blockfp8_predicted_for"),
+            (ok.replace("\"blockfp8_source\": \"predicted\", ", ""), "without blockfp8_source"),
+        ] {
+            let e = ConfigTable::parse(&bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        // A measured entry has no note and no predicted flag.
+        let measured = ConfigTable::parse(r#"{"1": {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 1, "num_warps": 4}}"#).unwrap();
+        assert!(measured.entries[0].1.provenance_note().is_none() && !measured.entries[0].1.is_blockfp8_only());
+    }
+
+    #[test]
+    fn amd_config_names_map_to_architectures() {
+        use crate::config::naming::amd_arch_for_config_name as arch;
+        assert_eq!(arch("AMD_Instinct_MI300X"), Some("gfx942"));
+        assert_eq!(arch("AMD_Instinct_MI325X"), Some("gfx942"));
+        assert_eq!(arch("AMD_Instinct_MI325_OAM"), Some("gfx942"));
+        assert_eq!(arch("AMD_Instinct_MI308X"), Some("gfx942"));
+        assert_eq!(arch("AMD_Instinct_MI355X"), Some("gfx950"));
+        assert_eq!(arch("AMD_Instinct_MI350X"), Some("gfx950"));
+        assert_eq!(arch("NVIDIA_H200"), None);
+    }
+}
+
+#[cfg(test)]
+mod block_k_tests {
+    use super::*;
+
+    /// BLOCK_SIZE_K 256 spans two 128-wide scale blocks: only in entries vLLM never reads.
+    #[test]
+    fn block_k_may_span_scale_blocks_only_in_blockfp8_entries() {
+        let vllm = r#"{"1": {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 256, "GROUP_SIZE_M": 1, "num_warps": 4}}"#;
+        let e = ConfigTable::parse(vllm).unwrap().check_block((128, 128)).unwrap_err();
+        assert!(e.contains("BLOCK_SIZE_K 256"), "{e}");
+        let ours = vllm.replace("\"num_warps\": 4", "\"num_warps\": 4, \"blockfp8_source\": \"predicted\"");
+        ConfigTable::parse(&ours).unwrap().check_block((128, 128)).unwrap();
+        let odd = ours.replace("256", "192");
+        assert!(ConfigTable::parse(&odd).map(|t| t.check_block((128, 128)).is_err()).unwrap_or(true));
+    }
 }

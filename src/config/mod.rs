@@ -31,6 +31,19 @@ pub const WIDE_BLOCK_N: u32 = 192;
 /// change leaves tuned entries as measured.
 pub const SPLIT_K_KEY: &str = "SPLIT_K";
 
+/// Key marking an entry that a model chose, not a measurement: `"blockfp8_source":
+/// "predicted"` (the shipped AMD configs; hip/README.md documents the model). `blockfp8
+/// tune` writes measured entries, which never carry it, so tuning on the device replaces
+/// predictions; like `PATH_KEY` it keeps a file from vLLM, so `--vllm-compatible` output is
+/// free of it.
+pub const SOURCE_KEY: &str = "blockfp8_source";
+/// The one value of `SOURCE_KEY`.
+pub const SOURCE_PREDICTED: &str = "predicted";
+/// Key naming the architecture a predicted entry was modeled for ("gfx942", "gfx950"): an
+/// entry predicted for another architecture than the file's device is ignored with a
+/// warning (the rest of the file, else the default path, serves).
+pub const PREDICTED_FOR_KEY: &str = "blockfp8_predicted_for";
+
 /// One entry's launch parameters. Fields the crate uses are typed; every other key is kept
 /// verbatim in `extra` (AMD files' unknown keys, `triton_version`, ...).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -92,7 +105,27 @@ impl KernelConfig {
     /// launcher rejects them), or `WIDE_BLOCK_N`, which vLLM's Triton kernel cannot run (its
     /// tiles are powers of two).
     pub fn is_blockfp8_only(&self) -> bool {
-        self.block_n == WIDE_BLOCK_N || [PATH_KEY, CLUSTER_KEY, SPLIT_K_KEY].iter().any(|k| self.extra.contains_key(*k))
+        self.block_n == WIDE_BLOCK_N || [PATH_KEY, CLUSTER_KEY, SPLIT_K_KEY, SOURCE_KEY, PREDICTED_FOR_KEY].iter().any(|k| self.extra.contains_key(*k))
+    }
+
+    /// Whether a model chose this entry (`SOURCE_KEY` = "predicted") rather than a measurement.
+    pub fn is_predicted(&self) -> bool {
+        self.extra.get(SOURCE_KEY).and_then(|v| v.as_str()) == Some(SOURCE_PREDICTED)
+    }
+
+    /// The architecture a predicted entry was modeled for (`PREDICTED_FOR_KEY`).
+    pub fn predicted_for(&self) -> Option<&str> {
+        self.extra.get(PREDICTED_FOR_KEY).and_then(|v| v.as_str())
+    }
+
+    /// What `blockfp8 config show` says about where the entry comes from (None: measured).
+    pub fn provenance_note(&self) -> Option<String> {
+        self.is_predicted().then(|| {
+            format!(
+                "predicted, not measured: chosen by blockfp8's static model for {} (hip/README.md); `blockfp8 tune` on the device replaces it with measured entries",
+                self.predicted_for().unwrap_or("an unnamed architecture")
+            )
+        })
     }
 
     /// Compact label, e.g. `m64n128k128g32w4s2`, plus `i16` for the MFMA shape and `c2` for

@@ -9,6 +9,22 @@
 
 use crate::device::config_name_for;
 
+/// The AMD architecture of a device config name ("AMD_Instinct_MI300X" -> gfx942), for
+/// the names vLLM's AMD files use; None for other devices.
+pub fn amd_arch_for_config_name(device: &str) -> Option<&'static str> {
+    let d = device.to_ascii_uppercase();
+    if !d.contains("MI3") {
+        return None;
+    }
+    if ["MI350", "MI355"].iter().any(|x| d.contains(x)) {
+        Some("gfx950")
+    } else if ["MI300", "MI308", "MI325"].iter().any(|x| d.contains(x)) {
+        Some("gfx942")
+    } else {
+        None
+    }
+}
+
 /// The key of one dense config file.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DenseKey {

@@ -122,12 +122,15 @@ impl ConfigTable {
         Some((self.entries.first()?.0, self.entries.last()?.0))
     }
 
-    /// Checks that every entry can serve scale block (block_n, block_k): the kernel reads
-    /// one scale per BLOCK_SIZE_K step, so BLOCK_SIZE_K must divide block_k.
+    /// Checks that every entry can serve scale block (block_n, block_k): vLLM's kernel reads
+    /// one scale per BLOCK_SIZE_K step, so BLOCK_SIZE_K must divide block_k. An entry only
+    /// blockfp8 runs (`is_blockfp8_only`) may also span whole scale blocks (BLOCK_SIZE_K a
+    /// multiple of block_k: the HIP kernel's skinny 16x64x256 tile folds each one).
     pub fn check_block(&self, block: (usize, usize)) -> Result<(), String> {
         for (m, cfg) in &self.entries {
             let bk = cfg.block_k as usize;
-            if bk == 0 || block.1 % bk != 0 {
+            let spans_whole_blocks = cfg.is_blockfp8_only() && block.1 > 0 && bk % block.1 == 0;
+            if bk == 0 || (block.1 % bk != 0 && !spans_whole_blocks) {
                 return Err(format!("entry \"{m}\": BLOCK_SIZE_K {bk} does not divide the scale block's K side {}", block.1));
             }
         }
@@ -171,6 +174,19 @@ impl KernelConfig {
         if let Some(c) = self.extra.get(super::CLUSTER_KEY) {
             if !matches!(c.as_u64(), Some(1 | 2)) {
                 return Err(format!("{} = {c} is not 1 or 2", super::CLUSTER_KEY));
+            }
+        }
+        if let Some(v) = self.extra.get(super::SOURCE_KEY) {
+            if v.as_str() != Some(super::SOURCE_PREDICTED) {
+                return Err(format!("{} = {v} is not {:?}", super::SOURCE_KEY, super::SOURCE_PREDICTED));
+            }
+        }
+        if let Some(v) = self.extra.get(super::PREDICTED_FOR_KEY) {
+            if !v.as_str().is_some_and(|a| a.len() <= 8 && a.starts_with("gfx") && a[3..].bytes().all(|b| b.is_ascii_hexdigit())) {
+                return Err(format!("{} = {v} is not an AMD architecture name (\"gfx942\")", super::PREDICTED_FOR_KEY));
+            }
+            if !self.is_predicted() {
+                return Err(format!("{} without {} = {:?}", super::PREDICTED_FOR_KEY, super::SOURCE_KEY, super::SOURCE_PREDICTED));
             }
         }
         if self.extra.len() > MAX_EXTRA_KEYS {

@@ -164,11 +164,11 @@ impl VendorLaunch {
     /// The cuBLASLt plan for `mp` rows, made on first use.
     pub fn with_plan<R>(&self, mp: usize, f: impl FnOnce(&LtPlan) -> Result<R>) -> Result<R> {
         let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
-        if !plans.contains_key(&mp) {
-            let plan = LtPlan::new(&self.lt, mp, self.shape.n, self.shape.k, self.shape.out_dtype)?;
-            plans.insert(mp, plan);
-        }
-        f(&plans[&mp])
+        let plan = match plans.entry(mp) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(LtPlan::new(&self.lt, mp, self.shape.n, self.shape.k, self.shape.out_dtype)?),
+        };
+        f(plan)
     }
 }
 

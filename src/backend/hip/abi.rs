@@ -6,7 +6,8 @@
 use super::runtime::{DevicePtr, LaunchArgs};
 use super::vendor_plan::ScaleReduce;
 
-/// `gemm_block_fp8_<tag>_<out>(a, a_scales, b, b_scales, c, M, N, K, as_stride_m, as_stride_kb)`.
+/// `gemm_block_fp8_<tag>_<out>(a, a_scales, b, b_scales, c, M, N, K, as_stride_m, as_stride_kb,
+/// group_m, k_splits, workspace)`; grid (`GemmKernel::grid_x`, k_splits, 1).
 pub struct GemmArgs {
     pub a: DevicePtr<u8>,
     pub a_scales: DevicePtr<f32>,
@@ -18,6 +19,13 @@ pub struct GemmArgs {
     pub k: i32,
     pub as_stride_m: i32,
     pub as_stride_kb: i32,
+    /// GROUP_SIZE_M of the config (tile order only): `GemmKernel::group_m_arg()`.
+    pub group_m: i32,
+    /// K splits (grid.y); 1 = no split.
+    pub k_splits: i32,
+    /// `GemmKernel::workspace_bytes(M, N, k_splits)` bytes, zero before the first launch
+    /// (the kernel leaves its counters zero); null when k_splits == 1.
+    pub workspace: DevicePtr<u8>,
 }
 
 impl GemmArgs {
@@ -25,6 +33,7 @@ impl GemmArgs {
         let mut a = LaunchArgs::new();
         a.arg(&self.a).arg(&self.a_scales).arg(&self.b).arg(&self.b_scales).arg(&self.c);
         a.arg(&self.m).arg(&self.n).arg(&self.k).arg(&self.as_stride_m).arg(&self.as_stride_kb);
+        a.arg(&self.group_m).arg(&self.k_splits).arg(&self.workspace);
         a
     }
 }

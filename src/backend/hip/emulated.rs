@@ -28,11 +28,12 @@ const EMULATED_ROCBLAS: &str = "4.4.0";
 
 struct EmuLauncher {
     arch: Arch,
+    compute_units: u32,
 }
 
 impl HipLauncher for EmuLauncher {
     unsafe fn gemm(&self, _stream: &Stream, kernel: &GemmKernel, cfg: LaunchConfig, args: &abi::GemmArgs) -> Result<()> {
-        emulator::launch::gemm(self.arch, kernel, cfg.grid.0, args)
+        emulator::launch::gemm(self.arch, kernel, (cfg.grid.0, cfg.grid.1), args)
     }
     unsafe fn scale_reduce(&self, _stream: &Stream, out: OutDtype, cfg: LaunchConfig, args: &abi::ScaleReduceArgs) -> Result<()> {
         emulator::launch::scale_reduce(self.arch, out, cfg.grid.0, args)
@@ -48,6 +49,13 @@ impl HipLauncher for EmuLauncher {
     }
     unsafe fn vendor_gemm(&self, _stream: &Stream, call: &BatchedGemm, weight: DevicePtr<u8>, act: DevicePtr<u8>, work: DevicePtr<f32>) -> Result<()> {
         emulator::launch::vendor_gemm(self.arch, call, weight.as_raw() as *const u8, act.as_raw() as *const u8, work.as_raw() as *mut f32)
+    }
+    unsafe fn zero(&self, _stream: &Stream, ptr: DevicePtr<u8>, bytes: usize) -> Result<()> {
+        std::ptr::write_bytes(ptr.as_raw() as *mut u8, 0, bytes);
+        Ok(())
+    }
+    fn compute_units(&self) -> u32 {
+        self.compute_units
     }
     fn vendor_name(&self) -> String {
         format!("emulated rocBLAS {EMULATED_ROCBLAS}")
@@ -75,7 +83,7 @@ impl EmulatedHip {
             None => Ok(()),
             Some(why) => Err(why),
         };
-        Ok(EmulatedHip { device, launcher: Arc::new(EmuLauncher { arch }), vendor, workspace_bytes: vendor_plan::DEFAULT_WORKSPACE_BYTES })
+        Ok(EmulatedHip { device, launcher: Arc::new(EmuLauncher { arch, compute_units: cus }), vendor, workspace_bytes: vendor_plan::DEFAULT_WORKSPACE_BYTES })
     }
 
     /// Bounds the rocBLAS path's fp32 workspace (default 256 MiB), as on the real device: a

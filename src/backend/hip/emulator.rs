@@ -28,6 +28,9 @@ type EmuGemmFn = unsafe extern "C" fn(
     i32,
     i32,
     i32,
+    i32,
+    i32,
+    *mut c_void,
     u32,
     u32,
     u32,
@@ -158,7 +161,7 @@ fn grid_u32(v: usize, what: &str) -> Result<u32> {
 }
 
 /// fp8 bytes copied into 16-byte aligned storage, optionally shifted by one byte so that
-/// the kernels' unaligned (byte-load) path runs instead of the 16-byte one.
+/// the kernels' unaligned-rows path (dword loads + v_alignbyte) runs instead of the 16-byte one.
 struct Fp8Buffer {
     storage: Vec<u128>,
     offset: usize,
@@ -180,9 +183,9 @@ impl Fp8Buffer {
     }
 }
 
-/// Runs a GEMM kernel from the emulated set on `p` (after `p.validate()`). With
-/// `misalign`, A and B start one byte past a 16-byte boundary, exercising the kernel's
-/// byte-load path even when K % 16 == 0.
+/// Runs a GEMM kernel from the emulated set on `p` (after `p.validate()`), with the
+/// kernel's `group_m` and its K splits for [`EMULATED_COMPUTE_UNITS`] (a zeroed workspace). With `misalign`, A and B start one byte past a 16-byte boundary,
+/// exercising the kernel's unaligned-rows path even when K % 16 == 0.
 pub fn gemm(arch: Arch, kernel: &GemmKernel, p: &GemmProblem, misalign: bool) -> Result<Output> {
     p.validate()?;
     let s = &p.shape;
@@ -207,7 +210,14 @@ pub fn gemm(arch: Arch, kernel: &GemmKernel, p: &GemmProblem, misalign: bool) ->
     let grid = grid_u32(kernel.grid_x(s.m, s.n) as usize, "GEMM")?;
     let out_bytes = s.out_dtype.bytes();
     let mut c = vec![0xFFu8; s.m * s.n * out_bytes]; // NaN in every output dtype
+    let splits = kernel.k_splits(s.m, s.n, s.k, EMULATED_COMPUTE_UNITS);
+    // Partials are poisoned (NaN); the counters start at zero as the ABI asks.
+    let mut work = vec![0u32; kernel.workspace_bytes(s.m, s.n, splits).div_ceil(4)];
+    let counters_at = if splits > 1 { splits as usize * s.m * s.n } else { 0 };
+    work[..counters_at].fill(f32::NAN.to_bits());
+    let work_ptr = if splits > 1 { work.as_mut_ptr() as *mut c_void } else { std::ptr::null_mut() };
     let _reg = Registered::new(&[
+        (work.as_ptr() as *const c_void, work.len() * 4),
         (a.ptr() as *const c_void, a.len),
         (b.ptr() as *const c_void, b.len),
         (p.a_scales.data.as_ptr() as *const c_void, p.a_scales.data.len() * 4),
@@ -217,11 +227,17 @@ pub fn gemm(arch: Arch, kernel: &GemmKernel, p: &GemmProblem, misalign: bool) ->
     // SAFETY: every pointer covers the extent the kernel ABI implies for these sizes
     // (validated above), and the emulator checks each access against those extents.
     let rc = unsafe {
-        f(a.ptr(), p.a_scales.data.as_ptr(), b.ptr(), p.b_scales.as_ptr(), c.as_mut_ptr() as *mut c_void, m, n, k, to_i32(sm, "scale stride")?, to_i32(skb, "scale stride")?, grid, 1, 1)
+        f(a.ptr(), p.a_scales.data.as_ptr(), b.ptr(), p.b_scales.as_ptr(), c.as_mut_ptr() as *mut c_void, m, n, k, to_i32(sm, "scale stride")?, to_i32(skb, "scale stride")?, kernel.group_m_arg(), splits as i32, work_ptr, grid, splits, 1)
     };
     check(rc, kernel.symbol)?;
+    if work[counters_at..].iter().any(|&c| c != 0) {
+        return Err(Error::invalid(OP, format!("{}: split-K counters not reset to zero", kernel.symbol)));
+    }
     Ok(bytes_to_output(s.out_dtype, &c))
 }
+
+/// The CU count the emulated launches size split K for (an MI300X's 304).
+pub const EMULATED_COMPUTE_UNITS: u32 = 304;
 
 fn bytes_to_output(out: OutDtype, c: &[u8]) -> Output {
     match out {
@@ -491,7 +507,7 @@ pub(super) mod launch {
 
     /// # Safety
     /// The arguments' addresses must hold the extents their sizes imply.
-    pub unsafe fn gemm(arch: Arch, kernel: &GemmKernel, grid: u32, a: &abi::GemmArgs) -> Result<()> {
+    pub unsafe fn gemm(arch: Arch, kernel: &GemmKernel, grid: (u32, u32), a: &abi::GemmArgs) -> Result<()> {
         let f = generated::EMU_GEMMS
             .iter()
             .find(|(sym, ar, _)| *sym == kernel.symbol && *ar == arch.name())
@@ -505,8 +521,26 @@ pub(super) mod launch {
             (ptr(a.a_scales), 4 * strided_extent(a.m, kb, a.as_stride_m, a.as_stride_kb)),
             (ptr(a.b_scales), 4 * n.div_ceil(kernels::SCALE_BLOCK) * kb as usize),
             (ptr(a.c), m * n * kernel.out.bytes()),
+            (ptr(a.workspace), kernel.workspace_bytes(m, n, a.k_splits.max(1) as u32)),
         ]);
-        let rc = f(a.a.as_raw() as *const u8, a.a_scales.as_raw() as *const f32, a.b.as_raw() as *const u8, a.b_scales.as_raw() as *const f32, a.c.as_raw(), a.m, a.n, a.k, a.as_stride_m, a.as_stride_kb, grid, 1, 1);
+        let rc = f(
+            a.a.as_raw() as *const u8,
+            a.a_scales.as_raw() as *const f32,
+            a.b.as_raw() as *const u8,
+            a.b_scales.as_raw() as *const f32,
+            a.c.as_raw(),
+            a.m,
+            a.n,
+            a.k,
+            a.as_stride_m,
+            a.as_stride_kb,
+            a.group_m,
+            a.k_splits,
+            a.workspace.as_raw(),
+            grid.0,
+            grid.1,
+            1,
+        );
         check(rc, kernel.symbol)
     }
 

@@ -20,6 +20,7 @@ use crate::types::{GemmPath, GemmShape, ScaleLayout};
 /// The crate's GEMM kernel for one (N, K, output).
 pub(super) struct KernelLaunch {
     pub kernel: kernels::GemmKernel,
+    pub shape: GemmShape,
     pub launcher: Arc<dyn HipLauncher>,
 }
 
@@ -27,12 +28,25 @@ impl GemmLaunch for KernelLaunch {
     fn describe(&self) -> String {
         format!("hip kernel {}", self.kernel.symbol)
     }
-    fn workspace_bytes(&self, _m: usize) -> usize {
-        0
+    /// The split-K partials and tile counters (none without a split).
+    fn workspace_bytes(&self, m: usize) -> usize {
+        let s = &self.shape;
+        self.kernel.launch(m, s.n, s.k, self.launcher.compute_units()).workspace_bytes
     }
     unsafe fn enqueue(&self, stream: &Stream, d: &GemmLaunchArgs) -> Result<()> {
         // M*N < 2^31 (checked by the plan), so the tile count fits u32.
-        let cfg = LaunchConfig::linear(self.kernel.grid_x(d.m, d.n), self.kernel.threads);
+        let l = self.kernel.launch(d.m, d.n, d.k, self.launcher.compute_units());
+        if l.workspace_bytes > d.workspace_bytes {
+            return Err(Error::Unsupported { path: self.describe(), reason: format!("split-K workspace of {} bytes, {} needed", d.workspace_bytes, l.workspace_bytes) });
+        }
+        let workspace = if l.k_splits > 1 { DevicePtr::from_addr(d.workspace) } else { DevicePtr::null() };
+        if l.k_splits > 1 {
+            // The kernel leaves its tile counters zero, but they sit after the partials, whose
+            // size depends on M: a plan's workspace serves every M, so clear them first.
+            let counters = l.k_splits as usize * d.m * d.n * 4;
+            self.launcher.zero(stream, DevicePtr::from_addr(d.workspace + counters as u64), l.workspace_bytes - counters)?;
+        }
+        let cfg = LaunchConfig { grid: l.grid, block: (l.block, 1, 1), shared_bytes: 0 };
         let values = abi::GemmArgs {
             a: DevicePtr::from_addr(d.a),
             a_scales: DevicePtr::from_addr(d.a_scales),
@@ -44,8 +58,12 @@ impl GemmLaunch for KernelLaunch {
             k: d.k as i32,
             as_stride_m: d.a_scale_strides.0 as i32,
             as_stride_kb: d.a_scale_strides.1 as i32,
+            group_m: self.kernel.group_m_arg(),
+            k_splits: l.k_splits as i32,
+            workspace,
         };
-        // SAFETY: the GEMM ABI in order; the plan checked every buffer against the shape.
+        // SAFETY: the GEMM ABI in order; the plan checked every buffer against the shape and
+        // the workspace holds the split's partials and counters.
         self.launcher.gemm(stream, &self.kernel, cfg, &values)
     }
 }
@@ -111,8 +129,7 @@ pub fn kernel_for(shape: &GemmShape, path: &GemmPath, emulated_only: bool) -> st
     if cfg.cluster() != 1 {
         return Err(format!("config {}: thread-block clusters exist only on the CUDA (Hopper) kernel", cfg.short()));
     }
-    let k = kernels::find_gemm(&cfg, shape.out_dtype)
-        .ok_or_else(|| format!("config {} with {} output is not compiled into this build (see `tuning-full`)", cfg.short(), shape.out_dtype.name()))?;
+    let k = kernels::resolve_gemm(&cfg, shape.out_dtype)?;
     if emulated_only && !k.emulated {
         return Err(format!("config {} is compiled for the GPU but not into the emulation library", cfg.short()));
     }
@@ -125,7 +142,7 @@ pub(super) fn resolve(launcher: &Arc<dyn HipLauncher>, shape: &GemmShape, path: 
         GemmPath::Vendor => Box::new(VendorLaunch { launcher: Arc::clone(launcher), shape: *shape, layout, workspace_bound }),
         other => {
             let kernel = kernel_for(shape, other, emulated_only).map_err(|reason| Error::Unsupported { path: format!("rocm {}", other.label()), reason })?;
-            Box::new(KernelLaunch { kernel, launcher: Arc::clone(launcher) })
+            Box::new(KernelLaunch { kernel, shape: *shape, launcher: Arc::clone(launcher) })
         }
     })
 }

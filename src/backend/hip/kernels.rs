@@ -4,7 +4,24 @@
 //! the doc of each constant and in the header comment of each `hip/<op>.hip`.
 //!
 //! GEMM symbol rule: `gemm_block_fp8_<tag>_<out>`, tag = [`kernel_tag`], e.g.
-//! `gemm_block_fp8_m64n128k128g8w4s2i32_bf16`.
+//! `gemm_block_fp8_m64n128k128w4s2i32_bf16`. GROUP_SIZE_M is not in the tag: the kernel
+//! takes it as its last argument ([`GemmKernel::group_m`]).
+//!
+//! How a config's AMD keys map onto the kernel (vLLM's Triton keys, so that a vLLM
+//! AMD_Instinct_MI300X / MI325X file runs its own tiles):
+//! - `BLOCK_SIZE_M/N/K`, `num_warps`: the instantiation (must be compiled, see
+//!   hip/README.md for the default set; `tuning-full` adds vLLM's search space);
+//! - `matrix_instr_nonkdim`: 16 -> v_mfma_f32_16x16x32_fp8_fp8, 32 -> 32x32x16; absent or 0
+//!   (Triton's "choose"): 32 where the waves tile with it, else 16; any other value (4) is
+//!   refused;
+//! - `num_stages`: absent, 0, 1 or 2 run the kernel's one pipeline (one LDS buffer, the next
+//!   K tile prefetched into registers: what Triton's num_stages 2 builds on AMD); 3 or more
+//!   (deeper register pipelines) are not implemented and refused;
+//! - `kpack` (1 or 2) and `waves_per_eu` (0 to 8): scheduling hints for Triton's codegen
+//!   with no effect on the result; the kernel reads 16-byte fragments whatever `kpack`
+//!   says, and its occupancy comes from its registers and LDS (reported statically);
+//!   other values are refused;
+//! - `GROUP_SIZE_M`: passed at launch.
 
 use crate::config::KernelConfig;
 use crate::gemm::OutDtype;
@@ -12,6 +29,10 @@ use crate::gemm::OutDtype;
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/hip_kernels.rs"));
 }
+
+/// The static-report parser and bounds the build applies (hip/static_report.rs).
+#[path = "../../../hip/static_report.rs"]
+pub mod static_report;
 
 /// Scale block the GPU kernels support: (128, 128) weights, 1 x 128 activations.
 pub const SCALE_BLOCK: usize = 128;
@@ -57,8 +78,20 @@ pub fn resource_report() -> &'static str {
     generated::RESOURCE_REPORT
 }
 
+/// The static report of every GEMM kernel (markdown table, see hip/static_report.rs).
+pub fn static_report() -> &'static str {
+    generated::STATIC_REPORT
+}
+
+/// (arch, path) of the assembly listings the code objects were assembled from (build
+/// outputs in OUT_DIR: present on the machine that built this crate).
+pub fn listings() -> &'static [(&'static str, &'static str)] {
+    generated::LISTINGS
+}
+
 /// One compiled GEMM instantiation and how to launch it: block.x = `threads`,
-/// grid.x = [`GemmKernel::grid_x`], static LDS only (no dynamic shared memory).
+/// grid.x = [`GemmKernel::grid_x`], static LDS only (no dynamic shared memory), and
+/// `group_m` as the kernel's last argument.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GemmKernel {
     pub block_m: u32,
@@ -66,16 +99,21 @@ pub struct GemmKernel {
     pub block_k: u32,
     pub group_m: u32,
     pub num_warps: u32,
+    /// Always 2: one LDS buffer and one K tile prefetched into registers.
     pub num_stages: u32,
     /// 32: v_mfma_f32_32x32x16_fp8_fp8, 16: v_mfma_f32_16x16x32_fp8_fp8.
     pub mfma_nonkdim: u32,
     pub out: OutDtype,
     pub symbol: &'static str,
     pub threads: u32,
-    /// Static LDS of the kernel: stages * (BLOCK_M + BLOCK_N) * BLOCK_K bytes.
+    /// Static LDS of the kernel: one buffer of (BLOCK_M + BLOCK_N) * BLOCK_K bytes.
     pub lds_bytes: u32,
     /// Whether the host emulation library has this instantiation (src/backend/hip/emulator.rs).
     pub emulated: bool,
+    /// In the default build (CI), not only in `tuning-full`.
+    pub default_set: bool,
+    /// K splits fixed by the config (`SPLIT_K`); 0: [`GemmKernel::k_splits`]'s rule.
+    pub split_k: u32,
 }
 
 impl GemmKernel {
@@ -84,7 +122,7 @@ impl GemmKernel {
         (m.div_ceil(self.block_m as usize) * n.div_ceil(self.block_n as usize)) as u32
     }
 
-    /// The config this kernel implements, with every AMD key explicit.
+    /// The config this kernel implements (with its GROUP_SIZE_M), every AMD key explicit.
     pub fn config(&self) -> KernelConfig {
         KernelConfig {
             block_m: self.block_m,
@@ -96,9 +134,70 @@ impl GemmKernel {
             matrix_instr_nonkdim: Some(self.mfma_nonkdim),
             kpack: None,
             waves_per_eu: None,
-            extra: Default::default(),
+            extra: if self.split_k > 0 {
+                [(crate::config::SPLIT_K_KEY.to_string(), serde_json::Value::from(self.split_k))].into_iter().collect()
+            } else {
+                Default::default()
+            },
         }
     }
+}
+
+impl GemmKernel {
+    /// The `group_m` launch argument (GROUP_SIZE_M; 0 counts as 1 in the kernel).
+    pub fn group_m_arg(&self) -> i32 {
+        self.group_m.min(i32::MAX as u32) as i32
+    }
+
+    /// K splits (grid.y) for an M x N x K product on `compute_units` CUs: the config's
+    /// `SPLIT_K` if it fixed one, else split only when the tiles cannot fill the CUs (small
+    /// M): as many splits as it takes to reach one workgroup per CU, at most 16, and each
+    /// split keeps at least 4 K tiles (the partials cost M*N*4 bytes of traffic per split).
+    /// Clamped to the K tiles there are.
+    pub fn k_splits(&self, m: usize, n: usize, k: usize, compute_units: u32) -> u32 {
+        let iters = k.div_ceil(self.block_k as usize).max(1);
+        let want = if self.split_k > 0 {
+            self.split_k as usize
+        } else {
+            let tiles = self.grid_x(m, n).max(1) as usize;
+            let cus = compute_units.max(1) as usize;
+            if tiles >= cus {
+                1
+            } else {
+                cus.div_ceil(tiles).min(16).min(iters / 4).max(1)
+            }
+        };
+        want.clamp(1, iters) as u32
+    }
+
+    /// Everything a launch of this kernel on an M x N x K product needs besides its buffers:
+    /// grid (tiles, K splits, 1), block, the `k_splits` argument and the zeroed workspace
+    /// bytes (0: pass a null workspace).
+    pub fn launch(&self, m: usize, n: usize, k: usize, compute_units: u32) -> GemmLaunch {
+        let splits = self.k_splits(m, n, k, compute_units);
+        GemmLaunch { grid: (self.grid_x(m, n), splits, 1), block: self.threads, k_splits: splits, workspace_bytes: self.workspace_bytes(m, n, splits) }
+    }
+
+    /// Workspace bytes for `splits` > 1: the fp32 partials of every split, then one u32
+    /// counter per output tile (zero before the first launch; the kernel leaves them zero).
+    pub fn workspace_bytes(&self, m: usize, n: usize, splits: u32) -> usize {
+        if splits <= 1 {
+            0
+        } else {
+            splits as usize * m * n * 4 + self.grid_x(m, n) as usize * 4
+        }
+    }
+}
+
+/// See [`GemmKernel::launch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmLaunch {
+    pub grid: (u32, u32, u32),
+    pub block: u32,
+    pub k_splits: u32,
+    /// Bytes of workspace, zero before the first launch that uses it (the kernel leaves it
+    /// zero, so one zeroed workspace serves every later launch on the same stream).
+    pub workspace_bytes: usize,
 }
 
 fn out_dtype(name: &str) -> OutDtype {
@@ -109,24 +208,26 @@ fn out_dtype(name: &str) -> OutDtype {
     }
 }
 
-/// Every GEMM instantiation in the code objects (the default set for bf16, f16 and f32,
-/// plus the bf16 tuning candidates with feature `tuning-full`).
+/// Every GEMM instantiation in the code objects (the default set, plus the bf16 tuning
+/// candidates with feature `tuning-full`), with GROUP_SIZE_M 1.
 pub fn gemm_kernels() -> Vec<GemmKernel> {
     generated::GEMM_INSTANCES
         .iter()
-        .map(|&(symbol, bm, bn, bk, g, w, s, i, out, emulated)| GemmKernel {
+        .map(|&(symbol, bm, bn, bk, w, i, out, emulated, default_set)| GemmKernel {
             block_m: bm,
             block_n: bn,
             block_k: bk,
-            group_m: g,
+            group_m: 1,
             num_warps: w,
-            num_stages: s,
+            num_stages: 2,
             mfma_nonkdim: i,
             out: out_dtype(out),
             symbol,
             threads: w * 64,
-            lds_bytes: s * (bm + bn) * bk,
+            lds_bytes: (bm + bn) * bk,
             emulated,
+            default_set,
+            split_k: 0,
         })
         .collect()
 }
@@ -140,38 +241,75 @@ fn waves_tile(bm: u32, bn: u32, warps: u32, nonkdim: u32) -> bool {
     })
 }
 
-/// The MFMA shape a config runs on: its `matrix_instr_nonkdim`, or (key absent) 32 where
-/// the waves can tile with 32x32 MFMAs, else 16.
+/// The MFMA shape a config runs on: its `matrix_instr_nonkdim`, or (key absent or 0) 32
+/// where the waves can tile with 32x32 MFMAs, else 16.
 pub fn mfma_nonkdim(cfg: &KernelConfig) -> u32 {
-    cfg.matrix_instr_nonkdim.unwrap_or_else(|| if waves_tile(cfg.block_m, cfg.block_n, cfg.num_warps, 32) { 32 } else { 16 })
+    // 0 is Triton's "let the compiler choose", the same as no key.
+    match cfg.matrix_instr_nonkdim {
+        Some(nk) if nk != 0 => nk,
+        _ => if waves_tile(cfg.block_m, cfg.block_n, cfg.num_warps, 32) { 32 } else { 16 },
+    }
 }
 
-/// `m{BM}n{BN}k{BK}g{G}w{W}s{S}i{I}`; absent `num_stages` counts as 2 (Triton's AMD
-/// default, and what MI300X files that omit it were tuned with), absent
-/// `matrix_instr_nonkdim` as in [`mfma_nonkdim`]. `kpack` and `waves_per_eu` do not
-/// change the kernel.
+/// `m{BM}n{BN}k{BK}w{W}s2i{I}` (I as in [`mfma_nonkdim`]). GROUP_SIZE_M, `num_stages` (0-2),
+/// `kpack` and `waves_per_eu` do not select another kernel (module doc).
 pub fn kernel_tag(cfg: &KernelConfig) -> String {
-    format!(
-        "m{}n{}k{}g{}w{}s{}i{}",
-        cfg.block_m,
-        cfg.block_n,
-        cfg.block_k,
-        cfg.group_m,
-        cfg.num_warps,
-        cfg.num_stages.unwrap_or(2),
-        mfma_nonkdim(cfg)
-    )
+    format!("m{}n{}k{}w{}s2i{}", cfg.block_m, cfg.block_n, cfg.block_k, cfg.num_warps, mfma_nonkdim(cfg))
 }
 
-/// The compiled kernel for `cfg` and `out`, if this build has it.
-pub fn find_gemm(cfg: &KernelConfig, out: OutDtype) -> Option<GemmKernel> {
+/// Why the AMD keys of `cfg` cannot be honoured by any kernel of this design (None: they can).
+pub fn amd_key_problem(cfg: &KernelConfig) -> Option<String> {
+    if let Some(nk) = cfg.matrix_instr_nonkdim {
+        if nk != 0 && nk != 16 && nk != 32 {
+            return Some(format!("matrix_instr_nonkdim {nk}: the HIP kernels implement 16 (v_mfma_f32_16x16x32_fp8) and 32 (v_mfma_f32_32x32x16_fp8)"));
+        }
+    }
+    if let Some(s) = cfg.num_stages {
+        if s > 2 {
+            return Some(format!("num_stages {s}: the HIP kernel has one pipeline (one LDS buffer, one K tile prefetched into registers = num_stages 2); deeper ones are not implemented"));
+        }
+    }
+    if let Some(k) = cfg.kpack {
+        if k != 1 && k != 2 {
+            return Some(format!("kpack {k}: Triton accepts 1 or 2"));
+        }
+    }
+    if let Some(w) = cfg.waves_per_eu {
+        if w > 8 {
+            return Some(format!("waves_per_eu {w}: a SIMD runs at most 8 waves"));
+        }
+    }
+    None
+}
+
+/// The compiled kernel for `cfg` and `out` (with the config's GROUP_SIZE_M), or why there
+/// is none: an AMD key no kernel honours, or a tile this build did not compile.
+pub fn resolve_gemm(cfg: &KernelConfig, out: OutDtype) -> Result<GemmKernel, String> {
+    if let Some(why) = amd_key_problem(cfg) {
+        return Err(format!("config {}: {why}", cfg.short()));
+    }
     let symbol = format!("gemm_block_fp8_{}_{}", kernel_tag(cfg), out.name());
-    gemm_kernels().into_iter().find(|k| k.symbol == symbol)
+    match gemm_kernels().into_iter().find(|k| k.symbol == symbol) {
+        Some(mut k) => {
+            k.group_m = cfg.group_m.max(1);
+            k.split_k = cfg.extra.get(crate::config::SPLIT_K_KEY).and_then(|v| v.as_u64()).map_or(0, |v| v.min(1024) as u32);
+            Ok(k)
+        }
+        None => Err(format!(
+            "config {} needs HIP kernel {symbol}, which this build does not have (the default build has vLLM's MI300X/MI325X tiles for bf16; feature `tuning-full` adds the search space)",
+            cfg.short()
+        )),
+    }
+}
+
+/// The compiled kernel for `cfg` and `out`, if this build has it ([`resolve_gemm`]).
+pub fn find_gemm(cfg: &KernelConfig, out: OutDtype) -> Option<GemmKernel> {
+    resolve_gemm(cfg, out).ok()
 }
 
 /// The kernel's default config (used when no tuned file matches and the vendor path is
-/// unavailable): vLLM's default tile 64 x 128 x 128, 4 waves, double-buffered LDS, on
-/// 32x32x16 MFMAs, GROUP_SIZE_M 8.
+/// unavailable): vLLM's default tile 64 x 128 x 128, 4 waves, on 32x32x16 MFMAs,
+/// GROUP_SIZE_M 8.
 pub fn default_gemm_config() -> KernelConfig {
     KernelConfig {
         block_m: 64,

@@ -46,13 +46,18 @@ pub(crate) trait HipLauncher: Send + Sync {
     unsafe fn convert_to_fnuz(&self, stream: &Stream, cfg: LaunchConfig, args: &abi::ConvertFnuzArgs) -> Result<()>;
     /// One planned `rocblas_gemm_strided_batched_ex3` (fp8 inputs, f32 output).
     unsafe fn vendor_gemm(&self, stream: &Stream, call: &BatchedGemm, weight: DevicePtr<u8>, act: DevicePtr<u8>, work: DevicePtr<f32>) -> Result<()>;
+    /// Enqueues zeroing `bytes` bytes at `ptr`.
+    unsafe fn zero(&self, stream: &Stream, ptr: DevicePtr<u8>, bytes: usize) -> Result<()>;
     /// What runs the vendor calls, for logs.
     fn vendor_name(&self) -> String;
+    /// Compute units, for the K-split rule.
+    fn compute_units(&self) -> u32;
 }
 
 /// The HIP runtime and rocBLAS of a real device.
 pub(crate) struct RuntimeLauncher {
     pub ordinal: usize,
+    pub compute_units: u32,
     pub module: Arc<Module>,
     pub functions: Mutex<HashMap<String, Arc<Function>>>,
     pub vendor: std::result::Result<Arc<RocBlas>, String>,
@@ -103,6 +108,16 @@ impl HipLauncher for RuntimeLauncher {
         let handle = slot.as_ref().expect("just made");
         handle.set_stream(stream.raw() as sys::hipStream_t)?;
         handle.gemm_f8_f32(call, weight, act, work)
+    }
+    unsafe fn zero(&self, stream: &Stream, ptr: DevicePtr<u8>, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        runtime::bind(self.ordinal)?;
+        runtime::result::check("hipMemsetAsync", sys::hipMemsetAsync(ptr.as_raw(), 0, bytes, stream.raw() as sys::hipStream_t))
+    }
+    fn compute_units(&self) -> u32 {
+        self.compute_units
     }
     fn vendor_name(&self) -> String {
         match &self.vendor {

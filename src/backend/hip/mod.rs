@@ -84,7 +84,7 @@ impl HipBackend {
             Err(why) => log::info!("rocm device {ordinal} ({gfx}): no vendor FP8 path: {why}; the kernel default config is the fallback"),
         }
         let decision = vendor.as_ref().map(|_| ()).map_err(|w| w.clone());
-        let launcher = Arc::new(launcher::RuntimeLauncher { ordinal, module, functions: Mutex::new(HashMap::new()), vendor, handle: Mutex::new(None) });
+        let launcher = Arc::new(launcher::RuntimeLauncher { ordinal, compute_units: probed.device.compute_units, module, functions: Mutex::new(HashMap::new()), vendor, handle: Mutex::new(None) });
         Ok(HipBackend { launcher, stream, device: probed.device, full_arch: probed.full_arch, vendor: decision, workspace_bytes: vendor_plan::DEFAULT_WORKSPACE_BYTES })
     }
 

@@ -263,7 +263,10 @@ impl Handle {
     }
 
     /// Points the handle's work at `stream` (a caller's or the crate's), as every enqueue does.
-    pub fn set_stream(&self, stream: hipStream_t) -> Result<()> {
+    ///
+    /// # Safety
+    /// `stream` must be a live stream of the handle's device (or null, the legacy stream).
+    pub unsafe fn set_stream(&self, stream: hipStream_t) -> Result<()> {
         self.lib.check("rocblas_set_stream", unsafe { (self.lib.set_stream)(self.raw, stream) })
     }
 

@@ -91,26 +91,21 @@ pub mod result {
     /// serves: `hipDeviceAttributeGcnArchName` exists in the enum but the runtime answers it
     /// with hipErrorInvalidValue (the value is a string, the call returns an int), and the
     /// integer `hipDeviceAttributeGcnArch` is deprecated and removed in ROCm 6. So this reads
-    /// the property struct through the pre-6.0 `hipGetDeviceProperties` symbol (which ROCm
-    /// 6/7 export with the old layout), into a buffer with slack so that a runtime writing a
-    /// larger struct cannot overrun it, and checks that the field reads as an arch name.
+    /// the property struct through the versioned entry point (`sys::device_properties_entry`:
+    /// R0600 where exported, else R0000, never the unversioned symbol) with that entry's own
+    /// layout, into a buffer with slack, and checks that the field reads as an arch name.
     pub fn gcn_arch_name(ordinal: usize) -> Result<String> {
-        #[repr(C)]
-        struct PropsWithSlack {
-            props: sys::hipDeviceProp_t,
-            slack: [u8; 4096],
-        }
-        let mut buf: Box<std::mem::MaybeUninit<PropsWithSlack>> = Box::new(std::mem::MaybeUninit::zeroed());
-        check("hipGetDeviceProperties", unsafe { sys::hipGetDeviceProperties(buf.as_mut_ptr().cast(), ordinal as c_int) })?;
-        // SAFETY: zero-initialised, then written by the runtime; every field is plain data.
-        let buf = unsafe { buf.assume_init() };
-        let arch = c_chars_to_string(&buf.props.gcnArchName);
+        let entry = sys::device_properties_entry().map_err(|reason| Error::Device { backend: BACKEND, call: "hipGetDevicePropertiesR0600".into(), reason })?;
+        let mut buf = vec![0u8; sys::PROPS_BUFFER_BYTES];
+        // SAFETY: the buffer is larger than either layout the property calls write.
+        check(entry.symbol, unsafe { (entry.call)(buf.as_mut_ptr().cast(), ordinal as c_int) })?;
+        let arch = entry.layout.gcn_arch_name(&buf);
         if crate::backend::hip::arch::is_gfx_name(base_arch(&arch)) {
             Ok(arch)
         } else {
             Err(Error::Device {
                 backend: BACKEND,
-                call: "hipGetDeviceProperties".into(),
+                call: entry.symbol.into(),
                 reason: format!("gcnArchName reads {arch:?}, not a gfx architecture (property struct layout mismatch?)"),
             })
         }
