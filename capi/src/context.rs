@@ -1,0 +1,186 @@
+//! `blockfp8_context`: one device's [`Context`] with the GEMM plans resolved so far, one per
+//! (spec, stream) so that work on two streams never shares a plan's workspace.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, CString};
+use std::sync::{Arc, Mutex, Once};
+
+use blockfp8::{Context, GemmPlan, GemmSpec, Stream};
+
+use crate::codes;
+use crate::error::{guard, FfiResult, Failure};
+
+/// Smallest M a plan's workspace is sized for; larger requests round up to a power of two,
+/// so a growing batch resolves O(log M) plans.
+const MIN_PLAN_ROWS: usize = 16;
+
+pub struct Blockfp8Context {
+    pub ctx: Context,
+    plans: Mutex<Plans>,
+    name: CString,
+    arch: CString,
+    config_name: CString,
+}
+
+#[derive(Default)]
+struct Plans {
+    live: HashMap<(GemmSpec, u64), Arc<GemmPlan>>,
+    /// Plans replaced by larger ones. Kept until the context goes, because work enqueued
+    /// through them may still be reading their workspace.
+    retired: Vec<Arc<GemmPlan>>,
+}
+
+/// What `blockfp8_context_info` fills in; the strings belong to the context.
+#[repr(C)]
+pub struct Blockfp8DeviceInfo {
+    pub backend: i32,
+    pub ordinal: u32,
+    pub fp8_format: i32,
+    pub compute_units: u32,
+    pub alignment: u32,
+    pub name: *const c_char,
+    pub arch: *const c_char,
+    pub config_name: *const c_char,
+}
+
+fn c_string(s: &str) -> CString {
+    CString::new(s.replace('\0', "?")).unwrap_or_default()
+}
+
+fn init_logging() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // RUST_LOG as for the crate's CLI; warnings only by default. A host program that set a
+        // logger already keeps it.
+        let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).try_init();
+    });
+}
+
+impl Blockfp8Context {
+    fn new(ctx: Context) -> Self {
+        let d = ctx.device();
+        let (name, arch, config_name) = (c_string(&d.name), c_string(&d.arch), c_string(&d.config_name()));
+        Blockfp8Context { ctx, plans: Mutex::new(Plans::default()), name, arch, config_name }
+    }
+
+    /// A caller's stream handle as the crate's (never destroyed by it).
+    pub fn stream(&self, raw: u64) -> FfiResult<Stream> {
+        // SAFETY: the header requires a live stream of this device (or 0) for the call's duration
+        // and until the work enqueued on it has run.
+        Ok(unsafe { self.ctx.stream_from_raw(raw)? })
+    }
+
+    /// The plan serving `spec` (its `max_m` ignored) for `m` rows on `stream`, resolved on
+    /// first use; a larger M resolves a larger plan (which allocates its workspace).
+    pub fn plan(&self, spec: GemmSpec, stream: &Stream, m: usize) -> FfiResult<Arc<GemmPlan>> {
+        let key = (GemmSpec { max_m: 0, ..spec }, stream.raw());
+        let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = plans.live.get(&key) {
+            if p.max_m() >= m {
+                return Ok(Arc::clone(p));
+            }
+        }
+        let rows = m.max(MIN_PLAN_ROWS).checked_next_power_of_two().unwrap_or(m);
+        let chooser = self.ctx.path_chooser();
+        // The rounded-up M may exceed the index limits or the memory that M itself fits in.
+        let plan = GemmPlan::new(chooser, GemmSpec { max_m: rows, ..spec }).or_else(|_| GemmPlan::new(chooser, GemmSpec { max_m: m, ..spec }));
+        let plan = Arc::new(plan?);
+        log::debug!("plan N={} K={} {:?} {:?} for M <= {} on stream {:#x}", spec.n, spec.k, spec.out_dtype, spec.a_layout, plan.max_m(), stream.raw());
+        if let Some(old) = plans.live.insert(key, Arc::clone(&plan)) {
+            plans.retired.push(old);
+        }
+        Ok(plan)
+    }
+}
+
+/// Borrows a context handle.
+///
+/// # Safety
+/// `ctx` must be null or a live handle from `blockfp8_context_open*`.
+pub unsafe fn context<'a>(ctx: *const Blockfp8Context) -> FfiResult<&'a Blockfp8Context> {
+    ctx.as_ref().ok_or_else(|| Failure::null("context"))
+}
+
+/// Writes a new context handle to `out`.
+///
+/// # Safety
+/// `out` must be null or writable.
+unsafe fn hand_out(out: *mut *mut Blockfp8Context, open: impl FnOnce() -> FfiResult<Context>) -> FfiResult {
+    if out.is_null() {
+        return Err(Failure::null("out"));
+    }
+    *out = std::ptr::null_mut();
+    init_logging();
+    let ctx = open()?;
+    log::info!("blockfp8 context on {} ({})", ctx.id(), ctx.device().name);
+    *out = Box::into_raw(Box::new(Blockfp8Context::new(ctx)));
+    Ok(())
+}
+
+/// Opens device `ordinal` of `backend`.
+///
+/// # Safety
+/// `out` must be null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn blockfp8_context_open(backend: i32, ordinal: u32, out: *mut *mut Blockfp8Context) -> i32 {
+    guard("blockfp8_context_open", || hand_out(out, || Ok(Context::open(codes::backend(backend)?, ordinal as usize)?)))
+}
+
+/// Opens the best device present (ROCm, then CUDA, then the CPU).
+///
+/// # Safety
+/// `out` must be null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn blockfp8_context_open_best(out: *mut *mut Blockfp8Context) -> i32 {
+    guard("blockfp8_context_open_best", || hand_out(out, || Ok(Context::best_available())))
+}
+
+/// Frees a context and its plans (null is ignored).
+///
+/// # Safety
+/// `ctx` must be null or a live handle, not used afterwards, with no work pending that uses
+/// its plans.
+#[no_mangle]
+pub unsafe extern "C" fn blockfp8_context_destroy(ctx: *mut Blockfp8Context) {
+    if !ctx.is_null() {
+        // A panic in a Drop must not unwind into C; there is nothing to report it to.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(Box::from_raw(ctx))));
+    }
+}
+
+/// Describes the context's device.
+///
+/// # Safety
+/// `ctx` a live handle; `out` null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn blockfp8_context_info(ctx: *const Blockfp8Context, out: *mut Blockfp8DeviceInfo) -> i32 {
+    guard("blockfp8_context_info", || {
+        let c = context(ctx)?;
+        let out = out.as_mut().ok_or_else(|| Failure::null("out"))?;
+        let d = c.ctx.device();
+        *out = Blockfp8DeviceInfo {
+            backend: codes::backend_code(d.backend),
+            ordinal: d.ordinal as u32,
+            fp8_format: codes::fp8_code(d.fp8),
+            compute_units: d.compute_units,
+            alignment: c.ctx.backend().alignment() as u32,
+            name: c.name.as_ptr(),
+            arch: c.arch.as_ptr(),
+            config_name: c.config_name.as_ptr(),
+        };
+        Ok(())
+    })
+}
+
+/// Waits for the work enqueued on `stream`.
+///
+/// # Safety
+/// `ctx` a live handle; `stream` a live stream of its device (or 0).
+#[no_mangle]
+pub unsafe extern "C" fn blockfp8_synchronize(ctx: *const Blockfp8Context, stream: u64) -> i32 {
+    guard("blockfp8_synchronize", || {
+        let c = context(ctx)?;
+        let s = c.stream(stream)?;
+        Ok(c.ctx.synchronize(&s)?)
+    })
+}
