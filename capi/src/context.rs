@@ -1,5 +1,8 @@
 //! `blockfp8_context`: one device's [`Context`] with the GEMM plans resolved so far, one per
-//! (spec, stream) so that work on two streams never shares a plan's workspace.
+//! spec (N, K, block, format, output dtype, scale layout), shared by every stream. Sharing is
+//! what graph capture needs (a capture stream is new to the context, and a plan made during
+//! capture would allocate); its cost is the crate's plan rule: products of one spec must not
+//! run concurrently on two streams (serialize them, or use a second context).
 
 use std::collections::HashMap;
 use std::ffi::{c_char, CString};
@@ -24,7 +27,7 @@ pub struct Blockfp8Context {
 
 #[derive(Default)]
 struct Plans {
-    live: HashMap<(GemmSpec, u64), Arc<GemmPlan>>,
+    live: HashMap<GemmSpec, Arc<GemmPlan>>,
     /// Plans replaced by larger ones. Kept until the context goes, because work enqueued
     /// through them may still be reading their workspace.
     retired: Vec<Arc<GemmPlan>>,
@@ -70,10 +73,10 @@ impl Blockfp8Context {
         Ok(unsafe { self.ctx.stream_from_raw(raw)? })
     }
 
-    /// The plan serving `spec` (its `max_m` ignored) for `m` rows on `stream`, resolved on
-    /// first use; a larger M resolves a larger plan (which allocates its workspace).
-    pub fn plan(&self, spec: GemmSpec, stream: &Stream, m: usize) -> FfiResult<Arc<GemmPlan>> {
-        let key = (GemmSpec { max_m: 0, ..spec }, stream.raw());
+    /// The plan serving `spec` (its `max_m` ignored) for `m` rows, resolved on first use; a
+    /// larger M resolves a larger plan (which allocates its workspace).
+    pub fn plan(&self, spec: GemmSpec, m: usize) -> FfiResult<Arc<GemmPlan>> {
+        let key = GemmSpec { max_m: 0, ..spec };
         let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = plans.live.get(&key) {
             if p.max_m() >= m {
@@ -85,7 +88,7 @@ impl Blockfp8Context {
         // The rounded-up M may exceed the index limits or the memory that M itself fits in.
         let plan = GemmPlan::new(chooser, GemmSpec { max_m: rows, ..spec }).or_else(|_| GemmPlan::new(chooser, GemmSpec { max_m: m, ..spec }));
         let plan = Arc::new(plan?);
-        log::debug!("plan N={} K={} {:?} {:?} for M <= {} on stream {:#x}", spec.n, spec.k, spec.out_dtype, spec.a_layout, plan.max_m(), stream.raw());
+        log::debug!("plan N={} K={} {:?} {:?} for M <= {}", spec.n, spec.k, spec.out_dtype, spec.a_layout, plan.max_m());
         if let Some(old) = plans.live.insert(key, Arc::clone(&plan)) {
             plans.retired.push(old);
         }

@@ -66,7 +66,7 @@ pub unsafe extern "C" fn blockfp8_gemm(
         let st = c.stream(stream)?;
         let av = c.ctx.wrap::<u8>(a as u64, a_len)?;
         let sv = c.ctx.wrap::<f32>(a_scales as u64, scales)?;
-        let plan = c.plan(spec, &st, m)?;
+        let plan = c.plan(spec, m)?;
         let addr = out as u64;
         match spec.out_dtype {
             OutDtype::Bf16 => plan.enqueue(&st, av, sv, &w.w, &mut c.ctx.wrap_mut::<bf16>(addr, c_len)?)?,
@@ -78,7 +78,7 @@ pub unsafe extern "C" fn blockfp8_gemm(
 }
 
 /// Resolves (and allocates the workspace of) the plan that serves up to `max_m` rows with this
-/// weight, layout and output on `stream`, so that later `blockfp8_gemm` calls up to that M
+/// weight, layout and output, so that later `blockfp8_gemm` calls up to that M
 /// allocate nothing (call it before capturing a graph).
 ///
 /// # Safety
@@ -92,8 +92,8 @@ pub unsafe extern "C" fn blockfp8_gemm_reserve(ctx: *const Blockfp8Context, stre
         if max_m == 0 {
             return Err(Failure::new(BLOCKFP8_ERR_SHAPE, "gemm reserve: max M must be >= 1"));
         }
-        let st = c.stream(stream)?;
-        c.plan(spec, &st, max_m).map(|_| ())
+        c.stream(stream)?; // checked for the device, though plans serve every stream
+        c.plan(spec, max_m).map(|_| ())
     })
 }
 

@@ -63,6 +63,7 @@ pub unsafe extern "C" fn blockfp8_quantize_tokens(
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn weight_quant<T: QuantInput>(c: &Blockfp8Context, stream: u64, w: u64, n: usize, k: usize, format: i32, q: u64, s: u64) -> FfiResult {
     const OP: &str = "quantize_weight";
     let format = codes::fp8(format)?;

@@ -122,11 +122,6 @@ def _sweep():
 def _prepare(key, B, Bs, block_size):
     ctx = context_for(B.device)
     stream = stream_for(B.device)
-    if B.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
-        raise errors.DeviceError(
-            "blockfp8: a weight seen for the first time during CUDA/HIP graph capture (preparing it may allocate); "
-            "run the op once before capturing, or call blockfp8.prepare_weight() at load time"
-        )
     fmt = fp8_code(B.dtype, "B")
     if not B.is_contiguous():
         raise errors.LayoutError(f"B must be contiguous (row-major [N, K]), got strides {tuple(B.stride())}")
@@ -148,6 +143,11 @@ def lookup(B, Bs, block_size, pin=False):
             _entries.move_to_end(key)
             entry.pinned = entry.pinned or pin
             return entry
+        if B.device.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            raise errors.DeviceError(
+                "blockfp8: a weight seen for the first time (or changed) during CUDA/HIP graph capture; preparing it "
+                "may allocate: run the op once before capturing, or call blockfp8.prepare_weight() at load time"
+            )
         if _graveyard:
             _sweep()
         if entry is not None:
