@@ -1,5 +1,5 @@
-//! `blockfp8_context`: one device's [`Context`] with the GEMM plans resolved so far, one per
-//! spec (N, K, block, format, output dtype, scale layout), shared by every stream. Sharing is
+//! `blockfp8_context`: one device's [`Context`] with the GEMM plans resolved so far, per spec
+//! (N, K, block, format, output dtype, scale layout) and M bucket, shared by every stream. Sharing is
 //! what graph capture needs (a capture stream is new to the context, and a plan made during
 //! capture would allocate); its cost is the crate's plan rule: products of one spec must not
 //! run concurrently on two streams (serialize them, or use a second context).
@@ -13,12 +13,12 @@ use blockfp8::{Context, GemmPlan, GemmSpec, Stream};
 use crate::codes;
 use crate::error::{guard, FfiResult, Failure};
 
-/// Smallest M a plan's workspace is sized for; larger requests round up to a power of two,
-/// so a growing batch resolves O(log M) plans.
-const MIN_PLAN_ROWS: usize = 16;
-
 pub struct Blockfp8Context {
     pub ctx: Context,
+    /// One plan per (spec without max M, power-of-two M bucket). A plan resolves its launches
+    /// for its largest M (`GemmPlan::new`), so a bucket keeps small products off launches
+    /// chosen for much larger ones, and a power-of-two M gets exactly the plan the host API
+    /// (`BlockScaledGemm::run`, max M = M) makes.
     plans: Mutex<Plans>,
     name: CString,
     arch: CString,
@@ -27,9 +27,9 @@ pub struct Blockfp8Context {
 
 #[derive(Default)]
 struct Plans {
-    live: HashMap<GemmSpec, Arc<GemmPlan>>,
-    /// Plans replaced by larger ones. Kept until the context goes, because work enqueued
-    /// through them may still be reading their workspace.
+    live: HashMap<(GemmSpec, usize), Arc<GemmPlan>>,
+    /// Plans replaced by larger ones of their bucket (only where the bucket's own M did not
+    /// fit): kept while the context lives, since enqueued work may still use their workspace.
     retired: Vec<Arc<GemmPlan>>,
 }
 
@@ -73,26 +73,36 @@ impl Blockfp8Context {
         Ok(unsafe { self.ctx.stream_from_raw(raw)? })
     }
 
-    /// The plan serving `spec` (its `max_m` ignored) for `m` rows, resolved on first use; a
-    /// larger M resolves a larger plan (which allocates its workspace).
+    /// The plan serving `spec` (its `max_m` ignored) for `m` rows: that of M's power-of-two
+    /// bucket, resolved (and its workspace allocated) on first use.
     pub fn plan(&self, spec: GemmSpec, m: usize) -> FfiResult<Arc<GemmPlan>> {
-        let key = GemmSpec { max_m: 0, ..spec };
+        let bucket = m.checked_next_power_of_two().unwrap_or(m);
+        let key = (GemmSpec { max_m: 0, ..spec }, bucket);
         let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = plans.live.get(&key) {
             if p.max_m() >= m {
                 return Ok(Arc::clone(p));
             }
         }
-        let rows = m.max(MIN_PLAN_ROWS).checked_next_power_of_two().unwrap_or(m);
         let chooser = self.ctx.path_chooser();
-        // The rounded-up M may exceed the index limits or the memory that M itself fits in.
-        let plan = GemmPlan::new(chooser, GemmSpec { max_m: rows, ..spec }).or_else(|_| GemmPlan::new(chooser, GemmSpec { max_m: m, ..spec }));
+        // The bucket's M may exceed the index limits or the memory that M itself fits in.
+        let plan = GemmPlan::new(chooser, GemmSpec { max_m: bucket, ..spec }).or_else(|_| GemmPlan::new(chooser, GemmSpec { max_m: m, ..spec }));
         let plan = Arc::new(plan?);
         log::debug!("plan N={} K={} {:?} {:?} for M <= {}", spec.n, spec.k, spec.out_dtype, spec.a_layout, plan.max_m());
         if let Some(old) = plans.live.insert(key, Arc::clone(&plan)) {
             plans.retired.push(old);
         }
         Ok(plan)
+    }
+
+    /// Resolves every bucket's plan up to `max_m` rows, so no later product up to there allocates.
+    pub fn reserve(&self, spec: GemmSpec, max_m: usize) -> FfiResult {
+        let mut m = 1usize;
+        while m < max_m {
+            self.plan(spec, m)?;
+            m *= 2;
+        }
+        self.plan(spec, max_m).map(|_| ())
     }
 }
 

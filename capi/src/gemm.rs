@@ -93,7 +93,7 @@ pub unsafe extern "C" fn blockfp8_gemm_reserve(ctx: *const Blockfp8Context, stre
             return Err(Failure::new(BLOCKFP8_ERR_SHAPE, "gemm reserve: max M must be >= 1"));
         }
         c.stream(stream)?; // checked for the device, though plans serve every stream
-        c.plan(spec, max_m).map(|_| ())
+        c.reserve(spec, max_m)
     })
 }
 
