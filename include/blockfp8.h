@@ -23,9 +23,9 @@
  *    (BLOCKFP8_LAYOUT_COLUMN_MAJOR: M-major, rows padded to a multiple of 4 so every K group
  *    starts 16-byte aligned, as DeepGEMM wants; the padding is never read by the GEMM).
  *    Weight scales are row-major [ceil(N/bn), ceil(K/bk)].
- *  - Handles are thread-safe. A context caches one GEMM plan per (N, K, block, flavour,
- *    output dtype, scale layout), shared by all streams; the first call for a new one (or for
- *    a larger M) resolves it and allocates its workspace, so call blockfp8_gemm_reserve (or run
+ *  - Handles are thread-safe. A context caches GEMM plans per (N, K, block, flavour, output
+ *    dtype, scale layout) and power-of-two M bucket, shared by all streams; the first call of
+ *    a bucket resolves its plan and allocates its workspace, so call blockfp8_gemm_reserve (or run
  *    once, on any stream) before capturing a CUDA/HIP graph. Products of one plan share its
  *    workspace: do not run them concurrently on two streams (serialize them, or open a second
  *    context for the second stream).
@@ -176,8 +176,9 @@ int32_t blockfp8_gemm(const blockfp8_context *ctx, uint64_t stream, const uint8_
                       const float *a_scales, int32_t a_layout, const blockfp8_weight *w, void *out,
                       int32_t out_dtype, size_t m, size_t n, size_t k);
 
-/* Resolves the plan for this weight, layout and output for up to max_m rows and allocates its
- * workspace, so that blockfp8_gemm up to that M allocates nothing (`stream` is only checked). */
+/* Resolves the plans for this weight, layout and output for every M bucket up to max_m rows and
+ * allocates their workspaces, so that blockfp8_gemm up to that M allocates nothing (`stream` is
+ * only checked). */
 int32_t blockfp8_gemm_reserve(const blockfp8_context *ctx, uint64_t stream, const blockfp8_weight *w,
                               int32_t a_layout, int32_t out_dtype, size_t max_m);
 

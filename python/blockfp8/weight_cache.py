@@ -7,7 +7,8 @@ prepares it and later calls find it here:
 
 - key: device, B.data_ptr(), Bs.data_ptr(), shapes, strides, dtype, block size;
 - valid while B._version and Bs._version are unchanged (an in-place write to either, e.g.
-  weight reloading, prepares it again);
+  weight reloading, prepares it again); tensors made under torch.inference_mode() have no
+  version counter, so their in-place writes are not seen (release() the entry after one);
 - an entry holds references to B and Bs, so their memory cannot be freed and reused by another
   tensor at the same address while the entry lives. Entries beyond BLOCKFP8_WEIGHT_CACHE_SIZE
   (default 1024) are evicted least recently used; `clear()` drops them all;
@@ -93,6 +94,15 @@ class PreparedWeight:
         return f"blockfp8.PreparedWeight({n}x{k}, block {self.block_size}, {self.fp8_dtype}, {'copied' if self.copied else 'borrowed'}{', pinned' if self.pinned else ''})"
 
 
+def _version(t):
+    """The tensor's version counter; None for inference-mode tensors, which have none (their
+    in-place writes cannot be seen: prepare such a weight again with release() + lookup)."""
+    try:
+        return t._version
+    except RuntimeError:
+        return None
+
+
 def _key(B, Bs, block_size):
     return (B.device.type, B.device.index, B.data_ptr(), Bs.data_ptr(), tuple(B.shape), tuple(Bs.shape), tuple(B.stride()), tuple(Bs.stride()), B.dtype, tuple(block_size))
 
@@ -129,13 +139,13 @@ def _prepare(key, B, Bs, block_size):
     n, k = B.shape
     kind = "borrow" if (fmt == ctx.fp8_format or ctx.backend == _lib.BACKEND_CPU) else "prepare"
     native = _lib.make_weight(kind, ctx, stream, B.data_ptr(), scales.data_ptr(), n, k, block_size, fmt, keep=(B, scales))
-    return PreparedWeight(key, B, Bs, block_size, native, (B._version, Bs._version))
+    return PreparedWeight(key, B, Bs, block_size, native, (_version(B), _version(Bs)))
 
 
 def lookup(B, Bs, block_size, pin=False):
     """The prepared weight of (B, Bs), made on first use (see the module doc)."""
     key = _key(B, Bs, block_size)
-    versions = (B._version, Bs._version)
+    versions = (_version(B), _version(Bs))
     with _lock:
         entry = _entries.get(key)
         if entry is not None and entry.versions == versions:

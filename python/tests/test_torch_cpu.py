@@ -129,6 +129,15 @@ def test_weight_cache_prepares_once_and_notices_in_place_writes():
     assert torch.equal(y3, 2 * y1)
 
 
+def test_inference_mode_tensors_work_without_version_counters():
+    with torch.inference_mode():
+        _, _, xq, xs, wq, ws = problem(3, 129, 200, seed=12)
+        y = blockfp8.w8a8_block_fp8_matmul(xq, wq, xs, ws, [128, 128], torch.float32)
+        assert torch.equal(y, blockfp8.w8a8_block_fp8_matmul(xq, wq, xs, ws, [128, 128], torch.float32))
+    want = reference_gemm(u8(xq), xs.numpy(), u8(wq), ws.numpy())
+    assert calc_diff(want, y.numpy()) < 1e-6
+
+
 def test_prepare_weight_pins_and_the_cache_evicts_least_recent(monkeypatch):
     weight_cache.clear()
     monkeypatch.setenv("BLOCKFP8_WEIGHT_CACHE_SIZE", "2")

@@ -281,6 +281,17 @@ int main(void) {
     size_t needed = 0;
     OK(blockfp8_gemm_path(ctx, 16, 256, 512, 128, 128, BLOCKFP8_FP8_E4M3FN, BLOCKFP8_DTYPE_BF16, path, sizeof path, &needed));
     CHECK(strcmp(path, "kernel default") == 0 && needed == strlen(path) + 1, "cpu path without a tuned file: %s", path);
+    char tiny[4];
+    OK(blockfp8_gemm_path(ctx, 16, 256, 512, 128, 128, BLOCKFP8_FP8_E4M3FN, BLOCKFP8_DTYPE_BF16, tiny, sizeof tiny, &needed));
+    CHECK(strcmp(tiny, "ker") == 0 && needed == strlen("kernel default") + 1, "truncated path: %s", tiny);
+    blockfp8_context *best = NULL;
+    OK(blockfp8_context_open_best(&best));
+    blockfp8_device_info best_info;
+    OK(blockfp8_context_info(best, &best_info));
+    CHECK(blockfp8_backend_compiled(best_info.backend) == 1, "best context is a compiled backend");
+    blockfp8_context_destroy(best);
+    st = blockfp8_context_info(NULL, &best_info);
+    CHECK(st == BLOCKFP8_ERR_NULL_POINTER && strstr(blockfp8_last_error(), "context"), "null context: %d", st);
 
     test_gemm(ctx, 5, 200, 300, 0);  /* ragged M, N and K */
     test_gemm(ctx, 8, 256, 256, 0);  /* whole blocks, M a multiple of 4 */
