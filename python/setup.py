@@ -65,6 +65,8 @@ class BuildNative(build_py):
     def run(self):
         super().run()
         prebuilt = os.environ.get("BLOCKFP8_PREBUILT_LIB")
+        if prebuilt and not os.path.isabs(prebuilt) and not os.path.isfile(prebuilt):
+            prebuilt = os.path.join(ROOT, prebuilt)  # relative to the repository root
         if prebuilt:
             if not os.path.isfile(prebuilt):
                 raise SystemExit(f"BLOCKFP8_PREBUILT_LIB={prebuilt}: no such file")

@@ -39,6 +39,7 @@ cat "$OUT/env.txt"
 
 if has_step install; then
     [ -f "$lib" ] || { echo "no prebuilt library at $lib (see the staging steps at the top of $0)"; exit 2; }
+    lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")  # setup.py runs in python/
     echo "== pip install of the package with the prebuilt library $lib"
     if ! BLOCKFP8_PREBUILT_LIB="$lib" "$py" -m pip install --no-build-isolation --no-deps --no-index --force-reinstall ./python > "$OUT/pip_install.log" 2>&1; then
         # An image without setuptools/pip: lay the package out by hand, as the wheel would.
@@ -50,7 +51,8 @@ if has_step install; then
 fi
 [ -d /tmp/blockfp8_site ] && export PYTHONPATH=/tmp/blockfp8_site${PYTHONPATH:+:$PYTHONPATH}
 # Run from the repository root: `blockfp8` must come from the installed package, not python/.
-"$py" -c "import blockfp8, torch; print('blockfp8', blockfp8.native_version(), blockfp8.build_info()); print(blockfp8.device_info('cuda'))" 2>&1 | tee "$OUT/import.txt" || { echo "import failed"; exit 3; }
+"$py" -c "import blockfp8, torch; print('blockfp8', blockfp8.native_version(), blockfp8.build_info()); print(blockfp8.device_info('cuda' if torch.cuda.is_available() else 'cpu'))" > "$OUT/import.txt" 2>&1 || { cat "$OUT/import.txt"; echo "import failed"; exit 3; }
+cat "$OUT/import.txt"
 
 if has_step test; then
     if ! "$py" -c "import pytest" 2>/dev/null; then

@@ -199,6 +199,7 @@ def race_shape(m, n, k, contenders):
         except Exception as e:  # a contender that cannot run this shape is reported, not fatal
             row[f"{name}_error"] = f"{type(e).__name__}: {e}"[:400]
     del sets
+    blockfp8.weight_cache.clear()  # the pinned weights hold their tensors
     torch.cuda.empty_cache()
     return row
 
@@ -222,6 +223,7 @@ def eager_overhead(contenders, n=4096, k=7168, calls=2000):
             out[name] = round(host, 2)
         except Exception as e:
             out[name] = f"{type(e).__name__}: {e}"[:200]
+    blockfp8.weight_cache.clear()
     return out
 
 

@@ -109,8 +109,9 @@ def test_torch_compile_fullgraph_of_the_mlp_example():
     x = torch.randn(64, 7168, device=DEV, dtype=torch.bfloat16)
     eager = mlp(x)
     compiled = torch.compile(mlp, fullgraph=True)(x)
-    # inductor fuses SiLU * up in f32 (eager rounds SiLU to bf16 first): close, not identical
-    assert calc_diff(eager.float().cpu().numpy(), compiled.float().cpu().numpy()) < 1e-5
+    # inductor fuses SiLU * up in f32 (eager rounds SiLU to bf16 first), and those bf16 ulps
+    # flip some fp8 roundings of the down projection's input: close, not identical
+    assert calc_diff(eager.float().cpu().numpy(), compiled.float().cpu().numpy()) < 1e-3
     assert mod.calc_diff(compiled, mod.reference_mlp(x, w1, w2)) < 5e-3
 
 
