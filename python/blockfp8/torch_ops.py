@@ -210,11 +210,15 @@ def _(w, dtype):
 
 # ---- The public torch functions (thin, traceable wrappers over the ops) ---------------------
 
+# The overloads themselves: calling them skips the overload-packet lookup on every eager call.
+_GEMM = torch.ops.blockfp8.w8a8_block_fp8_matmul.default
+_QUANT = torch.ops.blockfp8.per_token_group_quant_fp8.default
+
 
 def w8a8_block_fp8_matmul(A, B, As, Bs, block_size, output_dtype=torch.float16):
     """vLLM's `w8a8_triton_block_scaled_mm(A, B, As, Bs, block_size, output_dtype)`: C [..., N] =
     (A [..., K] fp8 * As) @ (B [N, K] fp8 * Bs)^T. See the module doc for the As layouts taken."""
-    return torch.ops.blockfp8.w8a8_block_fp8_matmul(A, B, As, Bs, [int(b) for b in block_size], output_dtype)
+    return _GEMM(A, B, As, Bs, [int(b) for b in block_size], output_dtype)
 
 
 def per_token_group_quant_fp8(x, group_size, eps=1e-10, dtype=None, column_major_scales=False, use_ue8m0=False):
@@ -222,7 +226,7 @@ def per_token_group_quant_fp8(x, group_size, eps=1e-10, dtype=None, column_major
     finfo(dtype).max (rounded up to a power of two with use_ue8m0). dtype None = the device's
     fp8 dtype. K need not be a multiple of group_size (the last group is partial; GPUs take
     group_size 128 only). Column-major x_s is an [M, G] view with strides (1, round_up(M, 4))."""
-    return torch.ops.blockfp8.per_token_group_quant_fp8(x, int(group_size), float(eps), dtype, bool(column_major_scales), bool(use_ue8m0))
+    return _QUANT(x, int(group_size), float(eps), dtype, bool(column_major_scales), bool(use_ue8m0))
 
 
 def quantize_weight(w, block_size=(128, 128), dtype=None):

@@ -21,6 +21,7 @@ load time: that returns the entry, pinned (never evicted) until `release()`.
 """
 
 import collections
+import logging
 import os
 import threading
 
@@ -29,6 +30,7 @@ import torch
 from . import _lib, errors
 from ._torch_util import context_for, fp8_code, stream_for
 
+log = logging.getLogger("blockfp8")
 _lock = threading.Lock()
 _entries = collections.OrderedDict()
 _stats = {"hits": 0, "misses": 0, "invalidated": 0, "evicted": 0}
@@ -139,6 +141,7 @@ def _prepare(key, B, Bs, block_size):
     n, k = B.shape
     kind = "borrow" if (fmt == ctx.fp8_format or ctx.backend == _lib.BACKEND_CPU) else "prepare"
     native = _lib.make_weight(kind, ctx, stream, B.data_ptr(), scales.data_ptr(), n, k, block_size, fmt, keep=(B, scales))
+    log.debug("prepared weight %dx%d %s on %s (%s)", n, k, B.dtype, B.device, "borrowed" if kind == "borrow" else "copied")
     return PreparedWeight(key, B, Bs, block_size, native, (_version(B), _version(Bs)))
 
 
@@ -162,6 +165,7 @@ def lookup(B, Bs, block_size, pin=False):
             _sweep()
         if entry is not None:
             _stats["invalidated"] += 1
+            log.debug("weight %s changed in place: preparing it again", tuple(B.shape))
             del _entries[key]
             _bury(entry)
         _stats["misses"] += 1
