@@ -411,7 +411,7 @@ pub fn build(out_dir: &Path) {
 
     let mut jobs = Vec::new();
     for arch in &archs {
-        for stem in ["quant_per_token_group", "quant_weight_blocks", "splitk_convert", "traffic_floor"] {
+        for stem in ["quant_per_token_group", "quant_weight_blocks", "splitk_convert", "scale_layout", "traffic_floor"] {
             jobs.push(Job { module: stem.into(), arch: arch.clone(), src: format!("cuda/{stem}.cu").into(), defines: vec![] });
         }
         for p in 0..GEMM_PARTS {

@@ -16,6 +16,7 @@ template <> __device__ __forceinline__ __half from_f32<__half>(float v) { return
 
 __device__ __forceinline__ float to_f32(float v) { return v; }
 __device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
 
 // Two 16-bit outputs in one word, `lo` at the lower address.
 template <typename T> __device__ __forceinline__ uint32_t pack2(float lo, float hi);

@@ -34,6 +34,19 @@ __device__ __forceinline__ void load16<__nv_bfloat16>(const __nv_bfloat16* p, fl
 }
 
 template <>
+__device__ __forceinline__ void load16<__half>(const __half* p, float* v) {
+    const uint4* p4 = reinterpret_cast<const uint4*>(p);
+    uint4 w[2] = {__ldg(p4), __ldg(p4 + 1)};
+    const __half2* h = reinterpret_cast<const __half2*>(w);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        float2 f = __half22float2(h[i]);
+        v[2 * i] = f.x;
+        v[2 * i + 1] = f.y;
+    }
+}
+
+template <>
 __device__ __forceinline__ void load16<float>(const float* p, float* v) {
     const float4* p4 = reinterpret_cast<const float4*>(p);
 #pragma unroll
@@ -104,6 +117,9 @@ __device__ __forceinline__ void quant_group_body(const T* __restrict__ x, uint8_
 QUANT_INSTANCE(sm90_quant_per_token_group_bf16_gx16, __nv_bfloat16, 16)
 QUANT_INSTANCE(sm90_quant_per_token_group_bf16_gx8, __nv_bfloat16, 8)
 QUANT_INSTANCE(sm90_quant_per_token_group_bf16_gx4, __nv_bfloat16, 4)
+QUANT_INSTANCE(sm90_quant_per_token_group_f16_gx16, __half, 16)
+QUANT_INSTANCE(sm90_quant_per_token_group_f16_gx8, __half, 8)
+QUANT_INSTANCE(sm90_quant_per_token_group_f16_gx4, __half, 4)
 QUANT_INSTANCE(sm90_quant_per_token_group_f32_gx16, float, 16)
 QUANT_INSTANCE(sm90_quant_per_token_group_f32_gx8, float, 8)
 QUANT_INSTANCE(sm90_quant_per_token_group_f32_gx4, float, 4)

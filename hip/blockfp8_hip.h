@@ -159,7 +159,7 @@ BFP8_DEVICE float wave_max(float v) {
 }
 
 // The conversion instruction's behaviour beyond the finite max is not documented
-// (amd-rocm.md), so every encode clamps first; NaN stays NaN (comparisons fail).
+// (CDNA3/CDNA4 ISA guides), so every encode clamps first; NaN stays NaN (comparisons fail).
 BFP8_DEVICE float clamp_fp8(float x) {
   return x > BFP8_FP8_MAX ? BFP8_FP8_MAX : (x < -BFP8_FP8_MAX ? -BFP8_FP8_MAX : x);
 }

@@ -274,7 +274,7 @@ pub fn build(out_dir: &Path) {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect();
-    let install_hint = "install Debian's clang-22 and lld-22 (`apt-get install clang-22 lld-22`) or ROCm's hipcc, \
+    let install_hint = "run `bash ci/install-rocm-toolchain.sh` (Debian's clang-22, lld-22 and HIP runtime) or install ROCm's hipcc, \
                         or point BLOCKFP8_HIP_CLANG at a HIP-capable clang";
     let Some((compiler, found_by)) = find_compiler() else {
         panic!("feature `rocm`: no HIP compiler found (BLOCKFP8_HIP_CLANG, HIPCC, ROCM_PATH, HIP_PATH, /opt/rocm, PATH); {install_hint}");

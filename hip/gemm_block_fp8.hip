@@ -101,7 +101,7 @@ template <int NK> BFP8_DEVICE typename AccVec<NK == 32 ? 16 : 4>::type mfma_fp8(
 template <> BFP8_DEVICE f32x16 mfma_fp8<32>(uint64_t a, uint64_t b, const f32x16& c) { return mfma_32x32x16_fp8(a, b, c); }
 template <> BFP8_DEVICE f32x4 mfma_fp8<16>(uint64_t a, uint64_t b, const f32x4& c) { return mfma_16x16x32_fp8(a, b, c); }
 
-// Row (within the MFMA tile) of accumulator register r of lane `lane` (amd-rocm.md layouts).
+// Row (within the MFMA tile) of accumulator register r of lane `lane` (the CDNA3/CDNA4 ISA layouts).
 template <int NK> BFP8_DEVICE int acc_row(int lane, int r) {
   return NK == 32 ? 8 * (r / 4) + 4 * (lane / 32) + (r % 4) : 4 * (lane / 16) + r;
 }

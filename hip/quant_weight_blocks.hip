@@ -1,12 +1,15 @@
-// Per-block fp8 quantization of weights w [N,K] fp32 with 128x128 blocks: one 256-thread
+// Per-block fp8 quantization of weights w [N,K] (f32, bf16 or f16) with 128x128 blocks: one 256-thread
 // workgroup per block, grid (ceil(K/128), ceil(N/128)). s = max(amax, 1e-10) / fp8 max of the
 // target's flavour (240 e4m3fnuz on gfx942, 448 e4m3fn on gfx950), q = sat(w / s);
 // s goes to s[nb * ceil(K/128) + kb].
 #include "blockfp8_hip.h"
 
+#include "quant_inputs.h"
+
 namespace bfp8 {
 
-BFP8_DEVICE void quant_weight_blocks_impl(const float* w, uint8_t* q, float* s, int N, int K) {
+template <int IN>
+BFP8_DEVICE void quant_weight_blocks_impl(const void* w, uint8_t* q, float* s, int N, int K) {
   BFP8_LDS_DECL(float, wave_amax, 4);
   const int tid = (int)thread_id();
   const int kb = (int)block_id_x(), nb = (int)block_id_y();
@@ -20,7 +23,7 @@ BFP8_DEVICE void quant_weight_blocks_impl(const float* w, uint8_t* q, float* s, 
     const int n = row0 + 8 * i;
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      v[i][e] = (n < N && col + e < K) ? gload(w + (size_t)n * K + col + e) : 0.0f;
+      v[i][e] = (n < N && col + e < K) ? load_input<IN>(w, (size_t)n * K + col + e) : 0.0f;
       amax = fmax_(amax, fabs_(v[i][e]));
     }
   }
@@ -47,4 +50,8 @@ BFP8_DEVICE void quant_weight_blocks_impl(const float* w, uint8_t* q, float* s, 
 }  // namespace bfp8
 
 BFP8_KERNEL(quant_weight_blocks, 256, (const float* w, uint8_t* q, float* s, int N, int K),
-            (::bfp8::quant_weight_blocks_impl(w, q, s, N, K)))
+            (::bfp8::quant_weight_blocks_impl<::bfp8::IN_F32>(w, q, s, N, K)))
+BFP8_KERNEL(quant_weight_blocks_bf16, 256, (const uint16_t* w, uint8_t* q, float* s, int N, int K),
+            (::bfp8::quant_weight_blocks_impl<::bfp8::IN_BF16>(w, q, s, N, K)))
+BFP8_KERNEL(quant_weight_blocks_f16, 256, (const uint16_t* w, uint8_t* q, float* s, int N, int K),
+            (::bfp8::quant_weight_blocks_impl<::bfp8::IN_F16>(w, q, s, N, K)))

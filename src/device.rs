@@ -1,6 +1,6 @@
 //! Devices: names, config file names, architecture, fp8 flavour, compute units.
 
-use crate::backend::BackendKind;
+use crate::types::BackendKind;
 use crate::error::{Error, Result};
 use crate::formats::Fp8Format;
 
@@ -40,7 +40,7 @@ impl Device {
     /// AMD devices whose PCI id vLLM maps get vLLM's name, so that its files are found
     /// whatever marketing string the driver reports.
     pub fn config_name(&self) -> String {
-        if self.backend == BackendKind::Rocm {
+        if self.backend.is_amd() {
             if let Some(mapped) = self.pci_id.and_then(amd_name_for_pci_id) {
                 return mapped.to_string();
             }

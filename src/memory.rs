@@ -78,9 +78,18 @@ pub struct RawBuffer {
     _owner: Box<dyn Allocation>,
 }
 
+static ALLOCATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many buffers the crate has allocated in this process, on any device: a caller (or a
+/// test) reads it around `enqueue` calls to see that they allocate nothing.
+pub fn allocation_count() -> u64 {
+    ALLOCATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 impl RawBuffer {
     /// Backends build these from their own allocations.
     pub fn new(addr: u64, bytes: usize, device: DeviceId, owner: Box<dyn Allocation>) -> Self {
+        ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         RawBuffer { addr, bytes, device, _owner: owner }
     }
     pub fn addr(&self) -> u64 {

@@ -78,8 +78,75 @@ fn io_err(path: &Path, e: std::io::Error) -> Error {
     Error::io(format!("npy file {}", path.display()), e)
 }
 
+/// Bytes per element of the dtypes [`read`] accepts (the header's `descr`, unquoted).
+fn item_size(descr: &str) -> Option<u64> {
+    match descr {
+        "|u1" | "<u1" => Some(1),
+        "<u2" | "<f2" => Some(2),
+        "<f4" => Some(4),
+        _ => None,
+    }
+}
+
+/// The value of `'key': ` in a header dict, up to the next comma outside parentheses.
+fn header_field<'a>(header: &'a str, key: &str) -> Option<&'a str> {
+    let at = header.find(&format!("'{key}'"))? + key.len() + 2;
+    let rest = header[at..].trim_start().strip_prefix(':')?.trim_start();
+    let end = if rest.starts_with('(') { rest.find(')')? + 1 } else { rest.find([',', '}'])? };
+    Some(rest[..end].trim())
+}
+
+/// Checks what the header declares against the file before anything is allocated: a shape
+/// whose element count overflows 64 bits, and a file shorter than the shape and dtype
+/// need. Headers this cannot parse are left to npyz, which says what is wrong.
+fn check_declared_size(path: &Path, file: &mut File) -> Result<()> {
+    use std::io::Read;
+    let bad = |what: String| Error::invalid("npy", format!("{}: {what}", path.display()));
+    let file_len = file.metadata().map_err(|e| io_err(path, e))?.len();
+    let mut preamble = [0u8; 12];
+    let got = file.read(&mut preamble).map_err(|e| io_err(path, e))?;
+    if got < 10 || &preamble[..6] != b"\x93NUMPY" {
+        return Err(bad(format!("not a .npy file ({file_len} bytes, no \\x93NUMPY header)")));
+    }
+    let (len_bytes, header_len) = match preamble[6] {
+        1 => (2, u16::from_le_bytes([preamble[8], preamble[9]]) as u64),
+        2 | 3 if got == 12 => (4, u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]]) as u64),
+        _ => return Ok(()),
+    };
+    let data_offset = 8 + len_bytes + header_len;
+    if data_offset > file_len {
+        return Err(bad(format!("the header declares {header_len} header bytes but the file holds only {file_len} bytes in all (truncated?)")));
+    }
+    let mut header = vec![0u8; header_len as usize];
+    use std::io::{Seek, SeekFrom};
+    file.seek(SeekFrom::Start(8 + len_bytes)).map_err(|e| io_err(path, e))?;
+    file.read_exact(&mut header).map_err(|e| io_err(path, e))?;
+    file.seek(SeekFrom::Start(0)).map_err(|e| io_err(path, e))?;
+    let header = String::from_utf8_lossy(&header);
+    let Some(shape_text) = header_field(&header, "shape") else { return Ok(()) };
+    let dims: std::result::Result<Vec<u64>, _> =
+        shape_text.trim_matches(['(', ')']).split(',').map(str::trim).filter(|d| !d.is_empty()).map(str::parse::<u64>).collect();
+    let Ok(dims) = dims else { return Ok(()) };
+    let Some(count) = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d)) else {
+        return Err(bad(format!("the header declares shape {dims:?}, whose element count overflows 64 bits")));
+    };
+    let descr = header_field(&header, "descr").map(|d| d.trim_matches(['\'', '"']).to_string());
+    let Some(size) = descr.as_deref().and_then(item_size) else { return Ok(()) };
+    let data_len = file_len - data_offset;
+    // Trailing bytes are tolerated, as NumPy does.
+    match count.checked_mul(size) {
+        Some(want) if want <= data_len => Ok(()),
+        Some(want) => Err(bad(format!(
+            "the header declares shape {dims:?} of {} ({want} bytes of data) but the file holds only {data_len} bytes after the header (truncated?)",
+            descr.unwrap_or_default()
+        ))),
+        None => Err(bad(format!("the header declares shape {dims:?}, whose size in bytes overflows 64 bits"))),
+    }
+}
+
 pub fn read(path: &Path) -> Result<Array> {
-    let file = File::open(path).map_err(|e| io_err(path, e))?;
+    let mut file = File::open(path).map_err(|e| io_err(path, e))?;
+    check_declared_size(path, &mut file)?;
     let npy = npyz::NpyFile::new(BufReader::new(file)).map_err(|e| io_err(path, e))?;
     if npy.order() != npyz::Order::C {
         return Err(Error::invalid("npy", format!("{}: Fortran-ordered arrays are not supported; save with np.ascontiguousarray", path.display())));

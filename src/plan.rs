@@ -271,7 +271,7 @@ impl GemmPlan {
         }
         let m = a.len() / s.k;
         let shape = s.shape(m);
-        shape.check_index_limits(OP)?;
+        shape.check_size(OP)?;
         if out.len() != m * s.n {
             return Err(Error::shape(OP, format!("output has {} elements, expected M*N = {m}*{} = {}", out.len(), s.n, m * s.n)));
         }
@@ -330,5 +330,5 @@ fn check_spec(backend: &dyn Backend, s: &GemmSpec) -> Result<()> {
 }
 
 fn check_rows(s: &GemmSpec, m: usize) -> Result<()> {
-    s.shape(m).check_index_limits("gemm plan")
+    s.shape(m).check_size("gemm plan")
 }

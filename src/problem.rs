@@ -44,10 +44,7 @@ impl<'a> GemmProblem<'a> {
     pub fn validate(&self) -> Result<()> {
         const OP: &str = "gemm";
         let s = &self.shape;
-        if s.block.0 == 0 || s.block.1 == 0 {
-            return Err(Error::invalid(OP, format!("block shape {:?} has a zero side", s.block)));
-        }
-        s.check_index_limits(OP)?;
+        s.check_size(OP)?;
         if self.a.len() != s.m * s.k {
             return Err(Error::shape(OP, format!("A has {} bytes, expected M*K = {}*{} = {}", self.a.len(), s.m, s.k, s.m * s.k)));
         }

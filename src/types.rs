@@ -211,11 +211,15 @@ impl GemmShape {
     pub fn padded_m(&self) -> usize {
         ScaleLayout::padded_rows(self.m)
     }
-    /// Sizes of at least 1, and A, B and C within the 2^31-1 elements the GPU kernels index
-    /// with 32-bit integers: checked before anything is allocated.
-    pub fn check_index_limits(&self, op: &'static str) -> Result<()> {
+    /// The size rules every product obeys, checked before any buffer of it exists: M, N, K
+    /// and the block sides >= 1, and A, B and C within the GPU kernels' 32-bit indexing
+    /// (at most 2^31-1 elements each, no overflow on the way).
+    pub fn check_size(&self, op: &'static str) -> Result<()> {
         if self.m == 0 || self.n == 0 || self.k == 0 {
             return Err(Error::shape(op, format!("M, N and K must be >= 1, got M={} N={} K={}", self.m, self.n, self.k)));
+        }
+        if self.block.0 == 0 || self.block.1 == 0 {
+            return Err(Error::invalid(op, format!("block shape {:?} has a zero side", self.block)));
         }
         let limit = i32::MAX as usize;
         for (what, elems) in [("A", self.m.checked_mul(self.k)), ("B", self.n.checked_mul(self.k)), ("C", self.m.checked_mul(self.n))] {

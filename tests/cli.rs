@@ -196,3 +196,146 @@ fn bench_takes_a_launch_mode_and_refuses_unknown_ones() {
     let err = stderr(&o);
     assert!(err.contains("sometimes") && err.contains("graph") && err.contains("eager"), "{err}");
 }
+
+/// Scale arrays are checked by shape, not only by count: the transposed activation scales
+/// (same count) and a 3-D array used to run and return a wrong answer with exit 0.
+#[test]
+fn gemm_refuses_scale_arrays_of_the_wrong_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // M=6, K=256: row-major activation scales are [6, 2]; column-major [2, 8].
+    let qp = random_quantized_problem(6, 128, 256, Fp8Format::E4m3fn, ScaleLayout::RowMajor, 5);
+    npy::write_u8(&tmp(d, "a.npy"), &[6, 256], &qp.a).unwrap();
+    npy::write_u8(&tmp(d, "b.npy"), &[128, 256], &qp.b).unwrap();
+    npy::write_f32(&tmp(d, "bs.npy"), &[1, 2], &qp.b_scales).unwrap();
+    npy::write_f32(&tmp(d, "as.npy"), &[6, 2], &qp.a_scales).unwrap();
+    let transposed: Vec<f32> = (0..2).flat_map(|g| (0..6).map(move |r| (r, g))).map(|(r, g)| qp.a_scales[r * 2 + g]).collect();
+    npy::write_f32(&tmp(d, "as_t.npy"), &[2, 6], &transposed).unwrap();
+    npy::write_f32(&tmp(d, "as_3d.npy"), &[3, 2, 2], &qp.a_scales).unwrap();
+    npy::write_f32(&tmp(d, "bs_t.npy"), &[2, 1], &qp.b_scales).unwrap();
+    let run = |asc: &str, bs: &str, extra: &[&str]| {
+        let path = |name: &str| tmp(d, name).to_string_lossy().into_owned();
+        let mut args: Vec<String> = ["gemm", "--backend", "cpu", "--out-dtype", "f32"].iter().map(|x| x.to_string()).collect();
+        for (flag, name) in [("--a", "a.npy"), ("--b", "b.npy"), ("--out", "c.npy"), ("--as", asc), ("--bs", bs)] {
+            args.extend([flag.to_string(), path(name)]);
+        }
+        args.extend(extra.iter().map(|x| x.to_string()));
+        blockfp8(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let o = run("as.npy", "bs.npy", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = reference_gemm_f64(&qp.problem());
+    let got: Vec<f64> = npy::read(&tmp(d, "c.npy")).unwrap().into_f32("c").unwrap().into_iter().map(f64::from).collect();
+    assert!(blockfp8::gemm::calc_diff(&got, &want) < 1e-9);
+    for (case, asc, bs, extra, needle) in [
+        ("transposed --as", "as_t.npy", "bs.npy", &[][..], "shape [2, 6], expected [6, 2]"),
+        ("3-D --as", "as_3d.npy", "bs.npy", &[][..], "shape [3, 2, 2], expected [6, 2]"),
+        ("transposed --bs", "as.npy", "bs_t.npy", &[][..], "shape [2, 1], expected [1, 2]"),
+        // Row-major scales claimed column-major: [6, 2] is not [2, round_up(6, 4) = 8].
+        ("layout claim", "as.npy", "bs.npy", &["--as-column-major"][..], "expected [2, 8], column-major"),
+    ] {
+        let o = run(asc, bs, extra);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{case}: {err}");
+        assert!(err.contains("error:") && err.contains(needle), "{case}: {err}");
+    }
+}
+
+#[test]
+fn quant_refuses_one_path_for_both_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_raw_npy_f32(&tmp(d, "x.npy"), (2, 128), &vec![1.0; 256]);
+    let same = tmp(d, "out.npy");
+    let via_dot = d.join(".").join("out.npy");
+    let o = blockfp8(&["quant", "--x", s(&tmp(d, "x.npy")), "--out-q", s(&same), "--out-s", s(&via_dot), "--backend", "cpu"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--out-q and --out-s are the same file"), "{}", stderr(&o));
+    assert!(!same.exists(), "nothing is written");
+}
+
+/// Flags that would be ignored are refused instead: `--batch-size` with only `--mnk`
+/// products (they carry their own M), an ordinal the CPU backend does not have, M = 0.
+#[test]
+fn flags_that_would_be_ignored_are_refused() {
+    let o = blockfp8(&["bench", "--backend", "cpu", "--mnk", "4,256,256", "--batch-size", "8", "--no-check", "--repeats", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--model"), "{}", stderr(&o));
+    // With a weight shape the batch sizes apply.
+    let o = blockfp8(&["bench", "--backend", "cpu", "--shape", "256,256", "--batch-size", "2", "--no-check", "--repeats", "1", "--warmup", "0", "--rounds", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("| 2 | 256 | 256 |"), "{}", stdout(&o));
+
+    let o = blockfp8(&["bench", "--backend", "cpu", "--device", "7", "--mnk", "4,256,256"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("one device, 0; got device 7"), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let o = blockfp8(&["tune", "--backend", "cpu", "--devices", "0,7", "--shape", "256,256", "--save-path", s(dir.path()), "--no-progress"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("got device 7"), "{}", stderr(&o));
+
+    let o = blockfp8(&["config", "show", "--n", "512", "--k", "256", "--m", "0", "--device-name", "NVIDIA H200"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("at least 1"), "{}", stderr(&o));
+}
+
+#[test]
+fn config_check_takes_one_file_and_fails_on_an_empty_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = blockfp8(&["config", "check", s(dir.path())]);
+    assert_eq!(o.status.code(), Some(1), "an empty folder must not pass: {}", stdout(&o));
+    assert!(stderr(&o).contains("no config files"), "{}", stderr(&o));
+
+    let good = dir.path().join("N=512,K=256,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json");
+    std::fs::write(&good, r#"{"8": {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 1, "num_warps": 4}}"#).unwrap();
+    let bad = dir.path().join("N=1024,K=256,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128,128].json");
+    std::fs::write(&bad, r#"{"8": {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 256, "GROUP_SIZE_M": 1, "num_warps": 4}}"#).unwrap();
+    let o = blockfp8(&["config", "check", s(&good)]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).starts_with("ok") && stdout(&o).contains("1 files, 0 bad"), "{}", stdout(&o));
+    let o = blockfp8(&["config", "check", s(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).starts_with("BAD") && stdout(&o).contains("BLOCK_SIZE_K"), "{}", stdout(&o));
+}
+
+/// `bench` reports each shape on stderr as it finishes, and Ctrl-C stops after the shape in
+/// flight and still prints the tables of the finished shapes (exit 130).
+#[test]
+fn bench_shows_progress_and_keeps_finished_shapes_on_ctrl_c() {
+    let o = blockfp8(&["bench", "--backend", "cpu", "--mnk", "4,256,256", "--mnk", "8,256,256", "--no-check", "--repeats", "1", "--warmup", "0", "--rounds", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("[1/2] M=4 N=256 K=256: kernel default") && err.contains("[2/2] M=8 N=256 K=256"), "{err}");
+    let o = blockfp8(&["-q", "bench", "--backend", "cpu", "--mnk", "4,256,256", "--no-check", "--repeats", "1"]);
+    assert!(!stderr(&o).contains("[1/1]"), "--quiet prints no progress: {}", stderr(&o));
+
+    // Many slow-ish shapes; interrupt once the first has finished.
+    let mut args = vec!["bench", "--backend", "cpu", "--no-check", "--repeats", "3", "--warmup", "0", "--rounds", "1"];
+    for _ in 0..100 {
+        args.extend(["--mnk", "64,1024,2048"]);
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blockfp8"))
+        .args(&args)
+        .env_remove("BLOCKFP8_CONFIG_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    // Log lines (the missing-config warning) may come first.
+    let mut before = String::new();
+    while !before.lines().any(|l| l.starts_with("[1/100] M=64 N=1024 K=2048")) {
+        assert!(std::io::BufRead::read_line(&mut err, &mut before).unwrap() > 0, "no progress line: {before}");
+    }
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{rest}");
+    let out = stdout(&o);
+    let rows = out.lines().filter(|l| l.starts_with("| 64 | 1024 | 2048 |")).count();
+    assert!((1..100).contains(&rows), "finished shapes are printed, not all 100: {rows} rows\n{out}");
+    assert!(out.contains("Interrupted"), "{out}");
+    assert!(rest.contains(&format!("interrupted: {rows} of 100 shapes measured")), "{rest}");
+}

@@ -27,13 +27,16 @@ fn code_objects_are_amdgpu_elf_for_the_built_architectures() {
     assert!(kernels::code_object("gfx90a").is_none() && kernels::code_object("sm_90").is_none());
 }
 
-fn objdump() -> Option<String> {
-    for tool in ["llvm-objdump-22", "llvm-objdump"] {
-        if Command::new(tool).arg("--version").output().is_ok_and(|o| o.status.success()) {
-            return Some(tool.to_string());
-        }
-    }
-    None
+/// An llvm-objdump that knows AMDGPU: Debian's llvm-22 (ci/install-rocm-toolchain.sh), ROCm's,
+/// or one on PATH. Without one the disassembly check cannot run, which is a failure, not a pass.
+fn objdump() -> String {
+    let rocm = ["ROCM_PATH", "HIP_PATH"].iter().filter_map(|v| std::env::var(v).ok()).map(|r| format!("{r}/llvm/bin/llvm-objdump"));
+    let candidates: Vec<String> = ["llvm-objdump-22".to_string()].into_iter().chain(rocm).chain(["/opt/rocm/llvm/bin/llvm-objdump".into(), "llvm-objdump".into()]).collect();
+    candidates
+        .iter()
+        .find(|t| Command::new(t).arg("--version").output().is_ok_and(|o| o.status.success()))
+        .cloned()
+        .unwrap_or_else(|| panic!("no llvm-objdump among {candidates:?}: run `bash ci/install-rocm-toolchain.sh` (llvm-22) to disassemble the code objects"))
 }
 
 /// Disassembly of `co`, split per function symbol.
@@ -60,10 +63,7 @@ fn disassemble(tool: &str, arch: &str, co: &[u8]) -> HashMap<String, String> {
 
 #[test]
 fn gemm_kernels_use_the_fp8_mfma_of_their_config() {
-    let Some(tool) = objdump() else {
-        eprintln!("SKIPPED: llvm-objdump-22 not found (apt-get install llvm-22); cannot disassemble the code objects");
-        return;
-    };
+    let tool = objdump();
     for arch in kernels::compiled_archs() {
         let funcs = disassemble(&tool, arch, kernels::code_object(arch).unwrap());
         for k in kernels::gemm_kernels() {

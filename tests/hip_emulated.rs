@@ -86,7 +86,7 @@ fn single_product(arch: Arch, shape: u32, a_at: (usize, usize), b_at: (usize, us
     (0..64 * acc).filter(|&x| d[x] != 0.0).map(|x| (x / acc, x % acc)).collect()
 }
 
-/// The spot checks read from AMD's matrix instruction calculator (shared/docs/amd-rocm.md).
+/// The spot checks read from AMD's matrix instruction calculator (`amd_matrix_instruction_calculator`).
 #[test]
 fn mfma_emulation_matches_documented_lane_positions() {
     for arch in Arch::ALL {

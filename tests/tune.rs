@@ -783,7 +783,7 @@ const CHILD_DIR_ENV: &str = "BLOCKFP8_TUNE_TEST_CHILD_DIR";
 #[test]
 #[ignore = "spawned by a_sigkilled_process_resumes"]
 fn child_slow_tune() {
-    let Ok(dir) = std::env::var(CHILD_DIR_ENV) else { return };
+    let dir = std::env::var(CHILD_DIR_ENV).unwrap_or_else(|_| panic!("run only as the child of a_sigkilled_process_resumes ({CHILD_DIR_ENV} unset)"));
     let slow = FakeTiming { sleep_ms: 15, ..Default::default() };
     tune::tune_with(&[cpu()], &opts(small_shapes(), Path::new(&dir), &MS), &slow).unwrap();
 }
@@ -883,4 +883,63 @@ fn winners_are_written_with_the_backends_pinned_choices() {
     let t = FakeTiming { forced: [("vendor".to_string(), 1e-9)].into(), ..Default::default() };
     let r = tune::tune_with(std::slice::from_ref(&vendor), &opts(shapes, &tmp.path().join("v"), &[1, 16]), &t).unwrap();
     assert!(r.records.iter().all(|rec| rec.config.prefers_vendor() && split(&rec.config).is_none()));
+}
+
+/// Journal records are checked as they are read: an edited record (an impossible tile, a
+/// negative time, a calc_diff out of range) is dropped with a warning and its item tuned again,
+/// instead of landing in a config file `config check` rejects or a negative speedup.
+#[test]
+fn invalid_journal_records_are_dropped_and_retuned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let shapes = vec![tune::parse_shape("256,256").unwrap()];
+    let o = opts(shapes.clone(), &dir, &[1, 16, 48, 96]);
+    tune::tune_with(&[cpu()], &o, &FakeTiming::default()).unwrap();
+    let want = config_files(&dir);
+    let text = std::fs::read_to_string(o.journal_path()).unwrap();
+    let mut lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4);
+    lines[0]["config"]["BLOCK_SIZE_M"] = 48.into(); // not a power of two
+    lines[1]["time_us"] = (-3.0).into();
+    lines[2]["calc_diff"] = 5.0.into(); // calc_diff lies in [0, 2]
+    let edited: String = lines.iter().map(|v| v.to_string() + "\n").collect();
+    std::fs::write(o.journal_path(), edited).unwrap();
+    for (i, v) in lines.iter().enumerate() {
+        let r: tune::TuneRecord = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(tune::check_record(&r).is_ok(), i == 3, "record {i}: {:?}", tune::check_record(&r));
+    }
+    let counting = FakeTiming::default();
+    let r = tune::tune_with(&[cpu()], &o, &counting).unwrap();
+    assert_eq!((r.resumed, r.tuned_now), (1, 3));
+    let retuned: BTreeSet<usize> = counting.seen.lock().unwrap().iter().map(|&(_, _, m)| m).collect();
+    assert_eq!(retuned, [1, 16, 48].into());
+    assert!(r.records.iter().all(|rec| rec.time_us > 0.0 && rec.speedup() > 0.0));
+    assert_eq!(config_files(&dir), want, "the rewritten file equals the first run's");
+    for (name, _) in config_files(&dir) {
+        let checked = blockfp8::config::library::check_file(&dir.join(&name), &name);
+        assert!(checked.is_ok(), "{name}: {checked:?}");
+    }
+}
+
+/// Tuned files get the mode a plain `File::create` gets (0666 less the umask), not the
+/// temporary file's 0600, so that a serving account can read them.
+#[cfg(unix)]
+#[test]
+fn tuned_files_are_readable_like_any_new_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = tmp.path().join("plain");
+    std::fs::File::create(&plain).unwrap();
+    let want = std::fs::metadata(&plain).unwrap().permissions().mode() & 0o777;
+    let o = opts(vec![tune::parse_shape("256,256").unwrap()], tmp.path(), &[1]);
+    let r = tune::tune_with(&[cpu()], &o, &FakeTiming::default()).unwrap();
+    assert_eq!(r.files.len(), 1);
+    let got = std::fs::metadata(&r.files[0]).unwrap().permissions().mode() & 0o777;
+    assert_eq!(got, want, "tuned file mode {got:o}, a new file gets {want:o}");
+    assert_ne!(got, 0o600, "this test needs a umask that lets others read (e.g. 022)");
+    let merged = tmp.path().join("merged");
+    let m = tune::merge(&[tmp.path().to_path_buf()], &merged, OnConflict::Error).unwrap();
+    for f in m.files {
+        assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o777, want, "{}", f.display());
+    }
 }

@@ -121,10 +121,7 @@ pub unsafe extern "C" fn blockfp8_gemm_path(
     guard("blockfp8_gemm_path", || {
         let c = context(ctx)?;
         let shape = blockfp8::GemmShape { m, n, k, block: (block_n, block_k), format: codes::fp8(format)?, out_dtype: codes::out_dtype(out_dtype)? };
-        shape.check_index_limits("gemm path")?;
-        if block_n == 0 || block_k == 0 {
-            return Err(Failure::invalid(format!("block {block_n}x{block_k} has a zero side")));
-        }
+        shape.check_size("gemm path")?;
         let label = c.ctx.path_chooser().choose(&shape).label();
         crate::write_c_str(&label, buf, len, needed)
     })

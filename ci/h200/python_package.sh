@@ -5,13 +5,10 @@
 # block-scaled scaled_mm on the 16 anchor shapes (ci/h200/python_race.py). Results in $OUT.
 #
 # Staged beforehand on the CPU machine, from the repository root (git-ignored folders):
-#   cargo build --release -p blockfp8-capi --features cuda    # -> target/release/libblockfp8_capi.so
-#   cargo build --release --features cuda                     # -> target/release/blockfp8 (the CLI)
-#   mkdir -p .device-bin/wheels && cp target/release/libblockfp8_capi.so .device-bin/
-#   strip -o .device-bin/blockfp8 target/release/blockfp8
-#   pip download -d .device-bin/wheels pytest                 # only used where the image lacks pytest
-#   cp -r ../shared/peers .peers                              # vLLM kernel + launcher, DeepGEMM source
-# and carried: .device-bin, .peers.
+#   bash ci/h200/stage.sh python    # .device-bin/: libblockfp8_capi.so (cargo build --release -p
+#                                   # blockfp8-capi --features cuda), blockfp8 (the CLI), wheels/ (pytest)
+#   cp -r ../shared/peers .peers    # vLLM's kernel + launcher, DeepGEMM's source (never committed)
+# and carried: .device-bin, .peers. Run it from the repository root (the device call's folder).
 #
 # Inputs (environment):
 #   OUT                     results folder (required)
@@ -22,7 +19,9 @@
 #                           install between calls, so a 10-minute call can run one step each)
 #   PYTEST_ARGS             extra pytest arguments (e.g. -k "not anchor")
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+# From the repository root, whether run as ci/h200/python_package.sh or as a staged copy.
+[ -f python/setup.py ] || cd "$(dirname "$0")/../.." || exit 2
+[ -f python/setup.py ] || { echo "run from the repository root"; exit 2; }
 : "${OUT:?set OUT to the results folder}"
 mkdir -p "$OUT"
 py=${PYTHON:-python3}

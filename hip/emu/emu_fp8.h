@@ -1,5 +1,5 @@
 // fp8 e4m3 semantics for the emulated conversion and MFMA instructions, written from the
-// format definitions (shared/docs/fp8-formats.md), independently of the crate's Rust code:
+// format definitions (OCP FP8 spec; AMD's fnuz variant), independently of the crate's Rust code:
 //   e4m3fnuz (gfx942): bias 8, max 240 (0x7F), NaN 0x80 only, no -0.
 //   e4m3fn   (gfx950): bias 7, max 448 (0x7E), NaN 0x7F/0xFF, -0 = 0x80.
 #pragma once

@@ -117,7 +117,7 @@ void exec_shfl_xor(LaneSlot* lanes, int n) {
   }
 }
 
-// v_mfma_f32_{D}x{D}x{512/D}_fp8_fp8 (amd-rocm.md), D = 32 or 16: lane l holds A[i][k] for
+// v_mfma_f32_{D}x{D}x{512/D}_fp8_fp8 (CDNA3/CDNA4 ISA), D = 32 or 16: lane l holds A[i][k] for
 // i = l%D, k = 8*(l/D) + byte; B[k][j] likewise with j = l%D; accumulator register r of
 // lane l is C[i][j] with i = 8*(r/4) + 4*(l/D) + r%4, j = l%D (D = 32: 16 registers;
 // D = 16: 4 registers, so i = 4*(l/16) + r).

@@ -132,10 +132,10 @@ impl DeviceProblem {
 impl dyn Backend + '_ {
     fn checked_launch(&self, p: &GemmProblem, path: &GemmPath) -> Result<Box<dyn GemmLaunch>> {
         p.validate()?;
+        self.supports(&p.shape, path).map_err(|reason| Error::Unsupported { path: format!("{} {}", self.kind().name(), path.label()), reason })?;
         if self.kind() != BackendKind::Cpu && p.shape.format != self.device().fp8 {
             return Err(Error::invalid("gemm", format!("inputs are {:?} but device {} computes in {:?}", p.shape.format, self.device().name, self.device().fp8)));
         }
-        self.supports(&p.shape, path).map_err(|reason| Error::Unsupported { path: format!("{} {}", self.kind().name(), path.label()), reason })?;
         self.resolve_gemm(&p.shape, path, p.a_scales.layout)
     }
 }

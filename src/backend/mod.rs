@@ -1,6 +1,8 @@
-//! One trait every backend implements; the public ops call only this.
-//! `cpu` is always present; `hip` (feature `rocm`) and `cuda` (feature `cuda`) are whole
-//! submodules gated by their feature.
+//! One trait every backend implements: the compute primitives of a device (memory, streams,
+//! resolved launches, quantization kernels) and the kernel configs it can run; the device API
+//! (`Context`, `GemmPlan`) and the host-slice conveniences (`HostOps`) are built on it.
+//! `cpu` is always present; `hip` (feature `rocm`: real AMD GPUs and the emulated device) and
+//! `cuda` (feature `cuda`) are whole submodules gated by their feature.
 
 use std::sync::Arc;
 
@@ -266,12 +268,14 @@ pub fn open(kind: BackendKind, ordinal: usize) -> Result<Arc<dyn Backend>> {
         BackendKind::Cuda => Ok(Arc::new(cuda::CudaBackend::new(ordinal)?)),
         #[cfg(feature = "rocm")]
         BackendKind::Rocm => Ok(Arc::new(hip::HipBackend::new(ordinal)?)),
+        #[cfg(feature = "rocm")]
+        BackendKind::HipEmulator => Ok(Arc::new(hip::EmulatedHip::new(ordinal)?)),
         #[allow(unreachable_patterns)]
         other => {
             let _ = ordinal;
             Err(Error::BackendUnavailable {
                 backend: other.name(),
-                reason: format!("not compiled in; rebuild with `--features {}`", other.name()),
+                reason: format!("not compiled in; rebuild with `--features {}`", if other.is_amd() { "rocm" } else { other.name() }),
             })
         }
     }

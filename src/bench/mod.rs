@@ -30,7 +30,7 @@ mod plot;
 mod render;
 
 pub use plot::plot_svg;
-pub use render::{render_csv, render_json, render_tables};
+pub use render::{render_csv, render_json, render_progress_line, render_tables};
 
 /// One product size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -53,8 +53,8 @@ impl std::str::FromStr for BenchShape {
     }
 }
 
-/// The shapes of shared/docs/anchors.md (measured on the H200 for cuBLASLt and vLLM's
-/// Triton kernel), so GPU results line up with those anchors.
+/// The anchor shapes (measured on the H200 for cuBLASLt and vLLM's Triton kernel; the
+/// H200 section of BENCHMARKS.md), so GPU results line up with those anchors.
 pub const ANCHOR_SHAPES: [(usize, usize, usize); 16] = [
     (8, 4096, 7168),
     (8, 7168, 18432),
@@ -194,6 +194,8 @@ pub struct BenchReport {
     pub repeats: usize,
     pub rounds: usize,
     pub shapes: Vec<ShapeResult>,
+    /// The run was stopped (Ctrl-C) before every shape was measured; `shapes` holds the finished ones.
+    pub stopped_early: bool,
     pub wall_seconds: f64,
 }
 
@@ -222,15 +224,28 @@ fn tuned_path(backend: &dyn Backend, library: Option<&Library>, shape: &GemmShap
 
 /// Benchmarks every shape of `opts` on `backend`; the tuned path comes from `library`
 /// (`None`: no tuned row). A path the backend cannot run is noted, not an error; a path
-/// that fails to run is an error.
+/// that fails to run is an error. Every shape's size is checked before the first one runs.
 pub fn run(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOptions) -> Result<BenchReport> {
+    run_with(backend, library, opts, &mut |_, _| true)
+}
+
+/// [`run`], calling `on_shape(index, result)` as each shape finishes (for progress output);
+/// when it returns `false` the run stops there and the report holds the finished shapes,
+/// with `stopped_early` set.
+pub fn run_with(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOptions, on_shape: &mut dyn FnMut(usize, &ShapeResult) -> bool) -> Result<BenchReport> {
     let started = Instant::now();
     if opts.shapes.is_empty() {
         return Err(Error::invalid("bench", "no shapes to benchmark"));
     }
-    let mut results = Vec::new();
+    let gemm_shape = |s: &BenchShape| GemmShape { m: s.m, n: s.n, k: s.k, block: opts.block, format: backend.device().fp8, out_dtype: opts.out_dtype };
+    // A bad size found after an hour of other shapes (or after allocating its inputs) helps nobody.
     for s in &opts.shapes {
-        let shape = GemmShape { m: s.m, n: s.n, k: s.k, block: opts.block, format: backend.device().fp8, out_dtype: opts.out_dtype };
+        gemm_shape(s).check_size("bench")?;
+    }
+    let mut results = Vec::new();
+    let mut stopped_early = false;
+    for (index, s) in opts.shapes.iter().enumerate() {
+        let shape = gemm_shape(s);
         let data = ProblemData::random(shape, opts.scale_layout, opts.seed);
         let p = data.problem();
         p.validate()?;
@@ -296,7 +311,12 @@ pub fn run(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOptions
             res.measurements.push(Measurement { implementation: which, config, time_us: t * 1e6, tflops: shape.flops() / t / 1e12, gbps: min_bytes / t / 1e9, calc_diff });
         }
         log::info!("bench M={} N={} K={}: {} paths measured", s.m, s.n, s.k, res.measurements.len());
+        let go_on = on_shape(index, &res);
         results.push(res);
+        if !go_on && index + 1 < opts.shapes.len() {
+            stopped_early = true;
+            break;
+        }
     }
     Ok(BenchReport {
         backend: backend.kind().name().into(),
@@ -307,6 +327,7 @@ pub fn run(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOptions
         repeats: opts.timing.repeats,
         rounds: opts.rounds,
         shapes: results,
+        stopped_early,
         wall_seconds: started.elapsed().as_secs_f64(),
     })
 }

@@ -34,7 +34,8 @@ pub enum ConfigCommand {
         n: usize,
         #[arg(long)]
         k: usize,
-        #[arg(long)]
+        /// Batch size (>= 1).
+        #[arg(long, value_parser = super::parse_positive)]
         m: usize,
         #[arg(long)]
         device_name: String,
@@ -46,8 +47,11 @@ pub enum ConfigCommand {
         #[arg(long, value_parser = parse_pair, default_value = "128,128")]
         block_shape: (usize, usize),
     },
-    /// Validate every file in a folder; exit 1 if any is bad.
-    Check { dir: PathBuf },
+    /// Validate every config file in a folder, or one file; exit 1 if any is bad or none is found.
+    Check {
+        /// A folder of config files, or one config file.
+        path: PathBuf,
+    },
     /// Join the outputs of tuning shards (`blockfp8 tune --shard I/N`) into one folder.
     Merge(super::perf::MergeArgs),
 }
@@ -85,8 +89,16 @@ pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
             }
         }
         ConfigCommand::Merge(args) => super::perf::merge(args),
-        ConfigCommand::Check { dir } => {
-            let results = config::library::check_dir(&dir);
+        ConfigCommand::Check { path } => {
+            let results = match path.file_name().map(|n| n.to_string_lossy().into_owned()) {
+                Some(name) if path.is_file() => vec![(path.clone(), config::library::check_file(&path, &name))],
+                _ => config::library::check_dir(&path),
+            };
+            // A folder without config files is almost always the wrong folder.
+            if results.is_empty() {
+                eprintln!("error: no config files (*.json) in {}", path.display());
+                return Ok(ExitCode::FAILURE);
+            }
             let mut bad = 0;
             for (path, r) in &results {
                 match r {

@@ -10,6 +10,7 @@ mod config_cmd;
 mod info;
 mod ops;
 mod perf;
+mod progress;
 
 #[derive(Parser, Debug)]
 #[command(name = "blockfp8", version, about = "Block-scaled W8A8 FP8 GEMM: kernels, tuned configs, tuner and benchmark")]
@@ -65,10 +66,38 @@ pub struct BackendArgs {
 
 impl BackendArgs {
     pub fn open(&self) -> Result<std::sync::Arc<dyn blockfp8::Backend>> {
-        match self.backend {
-            Some(kind) => blockfp8::backend::open(kind, self.device),
-            None => Ok(blockfp8::backend::best_available()),
-        }
+        let kind = match self.backend {
+            Some(kind) => kind,
+            // The best backend on device 0; another ordinal must be opened (and checked) on it.
+            None if self.device == 0 => return Ok(blockfp8::backend::best_available()),
+            None => blockfp8::backend::best_available().kind(),
+        };
+        check_ordinal(kind, self.device)?;
+        blockfp8::backend::open(kind, self.device)
+    }
+}
+
+/// The CPU backend is one device; any other ordinal would be ignored, so refuse it.
+pub fn check_ordinal(kind: BackendKind, ordinal: usize) -> Result<()> {
+    if kind == BackendKind::Cpu && ordinal != 0 {
+        return Err(blockfp8::Error::BackendUnavailable { backend: "cpu", reason: format!("the CPU backend has one device, 0; got device {ordinal}") });
+    }
+    Ok(())
+}
+
+/// A usage error found after parsing (flags that contradict each other): the message on
+/// stderr and exit code 2, as clap does for the errors it finds itself.
+pub fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+/// A count that must be at least 1 (batch sizes, M).
+pub fn parse_positive(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(v) => Ok(v),
+        Err(e) => Err(format!("{s:?}: {e}")),
     }
 }
 
@@ -102,7 +131,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Config(c) => config_cmd::run(c),
         Command::Quant(a) => ops::quant(a),
         Command::Gemm(a) => ops::gemm(a),
-        Command::Bench(a) => perf::bench(a),
+        Command::Bench(a) => perf::bench(a, cli.quiet),
         Command::Tune(a) => perf::tune(a),
     }
 }

@@ -1,6 +1,6 @@
 //! `blockfp8 quant` and `blockfp8 gemm`: .npy in, .npy out.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Args;
@@ -40,7 +40,23 @@ pub struct QuantArgs {
     backend: BackendArgs,
 }
 
+/// Whether two output paths name the same file (also through `.` or a symlinked folder),
+/// where the second write would replace the first.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let resolve = |p: &Path| -> PathBuf {
+        let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        match (std::fs::canonicalize(parent), p.file_name()) {
+            (Ok(dir), Some(name)) => dir.join(name),
+            _ => p.to_path_buf(),
+        }
+    };
+    a == b || resolve(a) == resolve(b)
+}
+
 pub fn quant(a: QuantArgs) -> Result<ExitCode> {
+    if same_file(&a.out_q, &a.out_s) {
+        return Ok(super::usage_error(&format!("--out-q and --out-s are the same file ({}): the scales would overwrite the fp8 data", a.out_q.display())));
+    }
     let arr = npy::read(&a.x)?;
     let (m, k) = arr.dims2("--x")?;
     let x = arr.into_f32_from_f32_or_bf16("--x")?;
@@ -104,14 +120,31 @@ pub fn gemm(a: GemmArgs) -> Result<ExitCode> {
     if kb != k {
         return Err(Error::shape("gemm", format!("A is [{m}, {k}] but B is [{n}, {kb}]: K differs")));
     }
-    let a_scales = npy::read(&a.a_scales)?.into_f32("--as")?;
-    let b_scales = npy::read(&a.b_scales)?.into_f32("--bs")?;
     let shape = GemmShape { m, n, k, block: a.block_shape, format: a.fp8, out_dtype: a.out_dtype };
+    shape.check_size("gemm")?;
     let layout = if a.as_column_major { ScaleLayout::ColumnMajor } else { ScaleLayout::RowMajor };
+    // The full shape, not just the count: a transposed array of the right size would be
+    // read with the wrong strides and give a wrong answer without any error.
+    let (want_as, as_layout) = match layout {
+        ScaleLayout::RowMajor => ([m, shape.k_blocks()], "row-major [M, ceil(K/block_k)]"),
+        ScaleLayout::ColumnMajor => ([shape.k_blocks(), shape.padded_m()], "column-major [ceil(K/block_k), round_up(M, 4)] (--as-column-major)"),
+    };
+    let a_scales = read_scales(&a.a_scales, "--as (activation scales)", want_as, as_layout)?;
+    let b_scales = read_scales(&a.b_scales, "--bs (weight scales)", [shape.n_blocks(), shape.k_blocks()], "[ceil(N/block_n), ceil(K/block_k)]")?;
     let problem = GemmProblem { shape, a: &a_bytes, a_scales: ActScales { data: &a_scales, layout }, b: &b_bytes, b_scales: &b_scales };
     let backend = a.backend.open()?;
     let gemm = BlockScaledGemm::new(backend, std::sync::Arc::new(Library::from_env()));
     let out = gemm.run(&problem)?;
     npy::write_output(&a.out, &[m, n], &out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reads a float32 scale array and checks its shape is exactly `want` (`layout` names it
+/// for the message).
+fn read_scales(path: &Path, what: &str, want: [usize; 2], layout: &str) -> Result<Vec<f32>> {
+    let arr = npy::read(path)?;
+    if arr.shape != want {
+        return Err(Error::shape("gemm", format!("{what} {}: shape {:?}, expected {want:?}, {layout}", path.display(), arr.shape)));
+    }
+    arr.into_f32(what)
 }

@@ -21,6 +21,7 @@ fn parse_layout(s: &str) -> std::result::Result<ScaleLayout, String> {
 
 /// Where the shapes come from (any combination; the union is used).
 #[derive(Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("weights").multiple(true).args(["model", "model_config", "shapes"])))]
 pub struct ShapeArgs {
     /// Built-in model preset: deepseek-v3.
     #[arg(long)]
@@ -144,8 +145,9 @@ pub fn tune(a: TuneArgs) -> Result<ExitCode> {
 pub struct BenchArgs {
     #[command(flatten)]
     shapes: ShapeArgs,
-    /// Batch sizes for --model/--model-config/--shape weights (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "1,8,64,128,1024,4096")]
+    /// Batch sizes for --model/--model-config/--shape weights (comma-separated); --mnk
+    /// products carry their own M.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,64,128,1024,4096", requires = "weights")]
     batch_size: Vec<usize>,
     /// Explicit product M,N,K (repeatable).
     #[arg(long = "mnk")]
@@ -176,14 +178,17 @@ pub struct BenchArgs {
     /// Also draw TFLOPS vs M to this SVG file.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// No progress output on stderr (a line per finished shape).
+    #[arg(long)]
+    no_progress: bool,
 }
 
-pub fn bench(a: BenchArgs) -> Result<ExitCode> {
-    let backend = a.backend.open()?;
+pub fn bench(a: BenchArgs, quiet: bool) -> Result<ExitCode> {
     let mut shapes = a.mnk.clone();
     if a.shapes.given() {
         shapes.extend(bench::shapes_for_weights(&a.shapes.spec().resolve()?, &a.batch_size));
     }
+    let backend = a.backend.open()?;
     if shapes.is_empty() {
         shapes = bench::default_shapes(backend.kind());
     }
@@ -197,7 +202,9 @@ pub fn bench(a: BenchArgs) -> Result<ExitCode> {
         Some(d) => Library::from_env().prepend_dir(d),
         None => Library::from_env(),
     };
-    let report = bench::run(backend.as_ref(), Some(&lib), &o)?;
+    let progress = super::progress::BenchProgress::start(o.shapes.len(), !quiet && !a.no_progress);
+    let report = bench::run_with(backend.as_ref(), Some(&lib), &o, &mut |i, s| progress.shape_done(i, s))?;
+    drop(progress);
     if a.json {
         println!("{}", bench::render_json(&report)?);
     } else if a.csv {
@@ -208,6 +215,10 @@ pub fn bench(a: BenchArgs) -> Result<ExitCode> {
     if let Some(p) = a.plot {
         bench::plot_svg(&report, &p)?;
         eprintln!("plot written to {}", p.display());
+    }
+    if report.stopped_early {
+        eprintln!("interrupted: {} of {} shapes measured", report.shapes.len(), o.shapes.len());
+        return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -373,7 +373,8 @@ pub fn check_dir(dir: &Path) -> Vec<(PathBuf, Result<ConfigSummary, String>)> {
     out
 }
 
-fn check_file(path: &Path, name: &str) -> Result<ConfigSummary, String> {
+/// [`check_dir`]'s checks for one file (`name`: its file name).
+pub fn check_file(path: &Path, name: &str) -> Result<ConfigSummary, String> {
     let key = parse_file_name(name).ok_or_else(|| bad_name_reason(name))?;
     let text = read_config_file(path)?.ok_or_else(|| "vanished while checking".to_string())?;
     let table = ConfigTable::parse(&text)?;

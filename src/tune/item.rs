@@ -137,6 +137,7 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     let started = Instant::now();
     let dev = backend.device();
     let shape = GemmShape { m: item.m, n: item.n, k: item.k, block: item.block, format: dev.fp8, out_dtype: s.out_dtype };
+    shape.check_size("tune")?;
     let data = ProblemData::random(shape, s.scale_layout, s.seed);
     let p = data.problem();
     let reference = Reference::compute(&p, s.full_reference_macs)?;

@@ -154,7 +154,35 @@ impl Journal {
     }
 }
 
-/// Parses journal lines; unreadable lines (a torn tail) are skipped with a warning.
+/// What the tuner itself could have written: sizes within the kernels' limits, a config a
+/// file can hold (BLOCK_SIZE_K dividing the weight block for a tuned kernel), positive finite
+/// times, a finite calc_diff. A record failing this was edited or corrupted; trusting it
+/// would put an impossible entry into a config file or report a negative speedup.
+pub fn check_record(r: &TuneRecord) -> std::result::Result<(), String> {
+    let shape = crate::gemm::GemmShape { m: r.m, n: r.n, k: r.k, block: r.block, format: crate::Fp8Format::E4m3fn, out_dtype: crate::gemm::OutDtype::F32 };
+    shape.check_size("journal").map_err(|e| e.to_string())?;
+    r.config.validate().map_err(|why| format!("config {}: {why}", r.config.short()))?;
+    if r.choice == Choice::Tuned && r.block.1 % r.config.block_k as usize != 0 {
+        return Err(format!("BLOCK_SIZE_K {} does not divide the weight block_k {}", r.config.block_k, r.block.1));
+    }
+    let times = [("time_us", Some(r.time_us)), ("default_time_us", Some(r.default_time_us)), ("vendor_time_us", r.vendor_time_us), ("kernel_default_time_us", r.kernel_default_time_us)];
+    for (what, t) in times {
+        if let Some(t) = t.filter(|t| !(t.is_finite() && *t > 0.0)) {
+            return Err(format!("{what} = {t} is not a positive time"));
+        }
+    }
+    // calc_diff lies in [0, 2]; rounding can take an exact match a hair below 0.
+    if !(r.calc_diff.is_finite() && (-1e-12..=2.0).contains(&r.calc_diff)) {
+        return Err(format!("calc_diff = {} outside [0, 2]", r.calc_diff));
+    }
+    if !(r.seconds.is_finite() && r.seconds >= 0.0) {
+        return Err(format!("seconds = {} is not a duration", r.seconds));
+    }
+    Ok(())
+}
+
+/// Parses journal lines; unreadable lines (a torn tail) and records that fail
+/// [`check_record`] are skipped with a warning (their items are tuned again).
 pub fn parse_journal_text(text: &str, path: &Path) -> Vec<TuneRecord> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -162,7 +190,10 @@ pub fn parse_journal_text(text: &str, path: &Path) -> Vec<TuneRecord> {
             continue;
         }
         match serde_json::from_str::<TuneRecord>(line) {
-            Ok(r) => out.push(r),
+            Ok(r) => match check_record(&r) {
+                Ok(()) => out.push(r),
+                Err(why) => log::warn!("{}:{}: dropping invalid journal record N={} K={} M={} ({why})", path.display(), i + 1, r.n, r.k, r.m),
+            },
             Err(e) => log::warn!("{}:{}: skipping unreadable journal line ({e})", path.display(), i + 1),
         }
     }

@@ -35,7 +35,7 @@ use std::time::Instant;
 
 use crate::backend::{Backend, TimingOptions};
 use crate::error::{Error, Result};
-use crate::gemm::OutDtype;
+use crate::gemm::{GemmShape, OutDtype};
 use crate::quant::ScaleLayout;
 
 mod item;
@@ -46,7 +46,7 @@ mod shapes;
 mod verify;
 
 pub use item::{candidate_configs, median, tune_item, BackendTiming, ItemSettings, Measure};
-pub use journal::{read_journal, Choice, Journal, RecordKey, Rejected, TuneRecord, JOURNAL_PREFIX};
+pub use journal::{check_record, read_journal, Choice, Journal, RecordKey, Rejected, TuneRecord, JOURNAL_PREFIX};
 pub use output::{file_name_of, merge, read_table, table_json, write_atomic, write_files, MergeReport, OnConflict};
 pub use plan::{full_work_list, normalize_batch_sizes, shard_work_list, Shard, WorkItem, DEFAULT_BATCH_SIZES};
 pub use shapes::{dedupe, parse_shape, preset_shapes, shapes_from_model_config, shapes_from_model_json, ShapeSpec, WeightShape, DEFAULT_BLOCK, PRESETS};
@@ -168,6 +168,11 @@ pub fn open_workers(kind: crate::BackendKind, ordinals: &[usize]) -> Result<Vec<
     if ordinals.is_empty() {
         return Err(Error::invalid("tune", "no device ordinals given"));
     }
+    if kind == crate::BackendKind::Cpu {
+        if let Some(o) = ordinals.iter().find(|&&o| o != 0) {
+            return Err(Error::BackendUnavailable { backend: "cpu", reason: format!("the CPU backend has one device, 0; got device {o}") });
+        }
+    }
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for &o in ordinals {
@@ -222,6 +227,12 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
     let shapes = dedupe(opts.shapes.clone());
     if shapes.is_empty() {
         return Err(Error::invalid("tune", "no shapes to tune"));
+    }
+    // Sizes are checked for every shape at the largest batch size before anything is
+    // allocated or written: a bad one would otherwise surface after hours of tuning.
+    let largest_m = batch_sizes.last().copied().unwrap_or(1);
+    for w in &shapes {
+        GemmShape { m: largest_m, n: w.n, k: w.k, block: w.block, format: first.device().fp8, out_dtype: opts.out_dtype }.check_size("tune")?;
     }
     let items = shard_work_list(&shapes, &batch_sizes, opts.shard);
     std::fs::create_dir_all(&opts.save_path).map_err(|e| Error::io(format!("creating {}", opts.save_path.display()), e))?;

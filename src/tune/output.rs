@@ -33,7 +33,15 @@ pub fn write_atomic(dir: &Path, name: &str, contents: &str) -> Result<PathBuf> {
     let dest = dir.join(name);
     let ctx = || format!("writing {}", dest.display());
     std::fs::create_dir_all(dir).map_err(|e| Error::io(ctx(), e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(ctx(), e))?;
+    // The mode a plain File::create gives (0666 less the umask), not the temporary file's
+    // 0600: a serving account other than the tuner's must be able to read the files.
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir).map_err(|e| Error::io(ctx(), e))?;
     tmp.write_all(contents.as_bytes()).map_err(|e| Error::io(ctx(), e))?;
     tmp.as_file().sync_all().map_err(|e| Error::io(ctx(), e))?;
     tmp.persist(&dest).map_err(|e| Error::io(ctx(), e.error))?;

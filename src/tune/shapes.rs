@@ -83,7 +83,7 @@ fn check_tp(tp: usize) -> Result<()> {
 /// Names accepted by [`preset_shapes`].
 pub const PRESETS: &[&str] = &["deepseek-v3"];
 
-/// The DeepSeek-V3 list that vLLM's and SGLang's tuners hard-code (shared/docs/tuned-configs.md):
+/// The DeepSeek-V3 list that vLLM's and SGLang's block-FP8 tuners hard-code:
 /// shapes that are never split (attention run data-parallel), N split by tp, K split by tp.
 /// It covers both attention layouts (with and without q LoRA) and so holds a few shapes
 /// that one checkpoint does not use; [`shapes_from_model_config`] derives the exact set.

@@ -78,6 +78,7 @@ fn random_scales(rng: &mut SplitMix, len: usize) -> Vec<f32> {
 }
 
 impl ProblemData {
+    /// Allocates the whole problem: check `shape` with [`GemmShape::check_size`] first.
     pub fn random(shape: GemmShape, layout: ScaleLayout, seed: u64) -> ProblemData {
         let mut rng = SplitMix::new(seed_for(seed, shape.m, shape.n, shape.k));
         let a = random_codes(rng.next_u64(), shape.m * shape.k);

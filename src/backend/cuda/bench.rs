@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::backend::{Backend, Launches, TimingOptions};
+use crate::backend::{Backend, HostOps, Launches, TimingOptions};
 use crate::config::KernelConfig;
 use crate::error::Result;
 use crate::formats::Fp8Format;
@@ -16,8 +16,8 @@ use crate::quant::{ScaleLayout, TokenQuantOptions};
 use super::runtime::{arg, ptr};
 use super::CudaBackend;
 
-/// (M, N, K) of shared/docs/anchors.md, with its "vLLM Triton, best of sweep" and
-/// cuBLASLt microseconds for reference.
+/// The anchor shapes (M, N, K), with the "vLLM Triton, best of sweep" and cuBLASLt
+/// microseconds measured for them on the H200 (BENCHMARKS.md), for reference.
 pub const ANCHORS: [(usize, usize, usize, f64, f64); 16] = [
     (8, 4096, 7168, 21.5, 20.8),
     (8, 7168, 18432, 60.9, 51.3),
@@ -37,7 +37,7 @@ pub const ANCHORS: [(usize, usize, usize, f64, f64); 16] = [
     (4096, 4096, 7168, 350.6, 204.5),
 ];
 
-/// Copy bandwidth measured on the H200 (anchors.md), for the bytes floor.
+/// Copy bandwidth measured on the H200 alongside the anchor figures, for the bytes floor.
 pub const COPY_BW: f64 = 4.25e12;
 
 struct Owned {

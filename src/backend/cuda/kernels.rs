@@ -5,11 +5,12 @@
 //! sm_90a with 3+ stages for BM 64/128 with 4 warps per 64 rows, `c2` in clusters of two
 //! (`CLUSTER_KEY`), and swapped for BM 16/32/64 with 4 warps per 64 columns (m64n128w8);
 //! mma.sync otherwise),
-//! `sm90_quant_per_token_group_{bf16|f32}_gx{16|8|4}`, `sm90_quant_weight_blocks_f32`.
+//! `sm90_quant_per_token_group_{bf16|f16|f32}_gx{16|8|4}`, `sm90_quant_weight_blocks_{f32|bf16|f16}`,
+//! `sm90_act_scales_to_column_major`.
 //! GROUP_SIZE_M is a kernel argument (it only reorders tiles), not a template parameter.
 
 use crate::config::{KernelConfig, CLUSTER_KEY};
-use crate::gemm::{GemmShape, OutDtype};
+use crate::types::{GemmShape, InputDtype, OutDtype};
 
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/cuda_kernels.rs"));
@@ -18,7 +19,8 @@ pub use generated::{CubinImage, GemmInstance, CUBINS, GEMM_INSTANCES, RESOURCE_R
 
 pub const QUANT_MODULE: &str = "quant_per_token_group";
 pub const WEIGHT_QUANT_MODULE: &str = "quant_weight_blocks";
-pub const WEIGHT_QUANT_SYMBOL: &str = "sm90_quant_weight_blocks_f32";
+pub const SCALE_LAYOUT_MODULE: &str = "scale_layout";
+pub const SCALE_LAYOUT_SYMBOL: &str = "sm90_act_scales_to_column_major";
 pub const SPLITK_MODULE: &str = "splitk_convert";
 /// The benchmark's bytes floor (reads A and B, writes C, no math).
 pub const TRAFFIC_FLOOR_MODULE: &str = "traffic_floor";
@@ -54,25 +56,48 @@ pub fn tile_groups(block_m: u32, block_n: u32, cluster: u32, shape: &GemmShape) 
 /// 18.1 with 2 splits; M=8 N=7168 K=18432 on swapped 16x64 tiles (112 tiles) 37.9 us with 2
 /// splits against 43.3 unsplit.
 pub fn split_k(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> u32 {
-    let kb = shape.k_blocks() as u32;
-    if let Some(v) = cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()) {
-        return (v as u32).clamp(1, kb.max(1));
+    SplitRule::new(cfg).splits(shape, sms)
+}
+
+/// What [`split_k`] reads of a config, looked up once (a launch asks for every M).
+#[derive(Clone, Copy, Debug)]
+pub struct SplitRule {
+    pinned: Option<u32>,
+    block_m: u32,
+    block_n: u32,
+    cluster: u32,
+    wgmma: bool,
+    swapped: bool,
+}
+
+impl SplitRule {
+    pub fn new(cfg: &KernelConfig) -> Self {
+        let pinned = cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()).map(|v| v.min(u32::MAX as u64) as u32);
+        let body = body(cfg);
+        SplitRule { pinned, block_m: cfg.block_m, block_n: cfg.block_n, cluster: cfg.cluster().max(1), wgmma: matches!(body, Some("tma" | "tma_swap")), swapped: body == Some("tma_swap") }
     }
-    let cluster = cfg.cluster().max(1);
-    let tiles = tile_groups(cfg.block_m, cfg.block_n, cluster, shape);
-    let slots = ((if uses_wgmma(cfg) { sms } else { 2 * sms }) / cluster).max(1) as usize;
-    if tiles >= slots {
-        return 1;
+
+    pub fn splits(&self, shape: &GemmShape, sms: u32) -> u32 {
+        let kb = shape.k_blocks() as u32;
+        if let Some(v) = self.pinned {
+            return v.clamp(1, kb.max(1));
+        }
+        let cluster = self.cluster;
+        let tiles = tile_groups(self.block_m, self.block_n, cluster, shape);
+        let slots = ((if self.wgmma { sms } else { 2 * sms }) / cluster).max(1) as usize;
+        if tiles >= slots {
+            return 1;
+        }
+        let most = 8.min(kb / 4).max(1);
+        if self.swapped {
+            return (slots.div_ceil(tiles) as u32).min(most);
+        }
+        // H200, 2026-11-29: with 1 block, M=128 N=7168 K=18432 on 128x128 tiles took 7 splits
+        // (67.5 us); 5 keeps it at 2.
+        const ITEM_COST: usize = 5;
+        let busiest = |s: u32| (tiles * s as usize).div_ceil(slots) * (kb.div_ceil(s) as usize + ITEM_COST);
+        (1..=most).min_by_key(|&s| busiest(s)).unwrap_or(1)
     }
-    let most = 8.min(kb / 4).max(1);
-    if body(cfg) == Some("tma_swap") {
-        return (slots.div_ceil(tiles) as u32).min(most);
-    }
-    // H200, 2026-11-29: with 1 block, M=128 N=7168 K=18432 on 128x128 tiles took 7 splits
-    // (67.5 us); 5 keeps it at 2.
-    const ITEM_COST: usize = 5;
-    let busiest = |s: u32| (tiles * s as usize).div_ceil(slots) * (kb.div_ceil(s) as usize + ITEM_COST);
-    (1..=most).min_by_key(|&s| busiest(s)).unwrap_or(1)
 }
 
 /// Which compiled body serves `cfg` ("tma", "tma_swap" or "mma"), from the build's index.
@@ -120,17 +145,29 @@ pub fn built_archs() -> Vec<&'static str> {
 
 /// Groups per block along K for the quantization kernel: the largest of 16/8/4 dividing the
 /// group count (fewer idle threads), 4 otherwise.
-pub fn quant_symbol(input_bf16: bool, groups: usize) -> (&'static str, u32) {
+pub fn quant_symbol(input: InputDtype, groups: usize) -> (&'static str, u32) {
     let gx = [16u32, 8, 4].into_iter().find(|g| groups % *g as usize == 0).unwrap_or(4);
-    let name = match (input_bf16, gx) {
-        (true, 16) => "sm90_quant_per_token_group_bf16_gx16",
-        (true, 8) => "sm90_quant_per_token_group_bf16_gx8",
-        (true, _) => "sm90_quant_per_token_group_bf16_gx4",
-        (false, 16) => "sm90_quant_per_token_group_f32_gx16",
-        (false, 8) => "sm90_quant_per_token_group_f32_gx8",
-        (false, _) => "sm90_quant_per_token_group_f32_gx4",
+    let name = match (input, gx) {
+        (InputDtype::Bf16, 16) => "sm90_quant_per_token_group_bf16_gx16",
+        (InputDtype::Bf16, 8) => "sm90_quant_per_token_group_bf16_gx8",
+        (InputDtype::Bf16, _) => "sm90_quant_per_token_group_bf16_gx4",
+        (InputDtype::F16, 16) => "sm90_quant_per_token_group_f16_gx16",
+        (InputDtype::F16, 8) => "sm90_quant_per_token_group_f16_gx8",
+        (InputDtype::F16, _) => "sm90_quant_per_token_group_f16_gx4",
+        (InputDtype::F32, 16) => "sm90_quant_per_token_group_f32_gx16",
+        (InputDtype::F32, 8) => "sm90_quant_per_token_group_f32_gx8",
+        (InputDtype::F32, _) => "sm90_quant_per_token_group_f32_gx4",
     };
     (name, gx)
+}
+
+/// The weight quantization kernel for an input dtype.
+pub fn weight_quant_symbol(input: InputDtype) -> &'static str {
+    match input {
+        InputDtype::F32 => "sm90_quant_weight_blocks_f32",
+        InputDtype::Bf16 => "sm90_quant_weight_blocks_bf16",
+        InputDtype::F16 => "sm90_quant_weight_blocks_f16",
+    }
 }
 
 fn tile_config(bm: u32, bn: u32, warps: u32, stages: u32, group_m: u32) -> KernelConfig {

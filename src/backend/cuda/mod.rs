@@ -5,22 +5,26 @@
 pub mod bench;
 pub mod bf16_gemm;
 pub mod cublaslt;
+mod device_mem;
 mod gemm_launch;
 pub mod kernels;
 mod runtime;
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{sys, CudaContext};
+use cudarc::driver::{result, sys, CudaContext};
 
-use crate::backend::{Backend, BackendKind, TimingOptions};
+use crate::backend::{Backend, BackendKind, GemmLaunch, QuantTokensArgs, QuantWeightArgs, TimingOptions};
 use crate::config::KernelConfig;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::formats::Fp8Format;
-use crate::gemm::{GemmPath, GemmProblem, GemmShape, OutDtype, Output};
-use crate::quant::{QuantizedTokens, QuantizedWeight, ScaleLayout, TokenQuantOptions};
+use crate::memory::RawBuffer;
+use crate::problem::{GemmProblem, Output};
+use crate::quant::TokenQuantOptions;
+use crate::stream::Stream;
+use crate::types::{GemmPath, GemmShape, InputDtype, OutDtype, ScaleLayout};
 use runtime::{arg, ptr, DriverResultExt, Gpu, BACKEND};
 
 /// (Mp, N, K, output dtype) of a cuBLASLt problem.
@@ -29,12 +33,11 @@ type LtKey = (usize, usize, usize, OutDtype);
 pub struct CudaBackend {
     device: Device,
     cc: (i32, i32),
-    gpu: Gpu,
+    gpu: Arc<Gpu>,
     /// cuBLASLt handle, or why the vendor path is unavailable on this device.
-    lt: std::result::Result<cublaslt::LtHandle, String>,
+    lt: std::result::Result<Arc<cublaslt::LtHandle>, String>,
     /// Vendor support per (Mp, N, K, out): cuBLASLt's own verdict, asked once.
     lt_verdicts: Mutex<HashMap<LtKey, std::result::Result<(), String>>>,
-    workspace: std::sync::OnceLock<cudarc::driver::CudaSlice<u8>>,
 }
 
 fn unavailable(reason: impl Into<String>) -> Error {
@@ -88,13 +91,13 @@ impl CudaBackend {
             match cublaslt::library_version() {
                 Err(why) => Err(why),
                 Ok(v) if v < cublaslt::MIN_VERSION => Err(format!("cuBLASLt {v} is older than {} (no block-scaled FP8)", cublaslt::MIN_VERSION)),
-                Ok(_) => cublaslt::LtHandle::new().map_err(|e| e.to_string()),
+                Ok(_) => cublaslt::LtHandle::new().map(Arc::new).map_err(|e| e.to_string()),
             }
         };
         if let Err(why) = &lt {
             log::info!("cuda: vendor path disabled: {why}");
         }
-        Ok(CudaBackend { device, cc, gpu, lt, lt_verdicts: Mutex::new(HashMap::new()), workspace: Default::default() })
+        Ok(CudaBackend { device, cc, gpu: Arc::new(gpu), lt, lt_verdicts: Mutex::new(HashMap::new()) })
     }
 
     /// The ptxas report of this build (registers, shared memory, spills per kernel).
@@ -135,88 +138,29 @@ impl CudaBackend {
             .clone()
     }
 
-    /// Quantizes `x` already in device memory (bf16 bits or f32) into `q` and `s`.
+    /// Enqueues token quantization of `x` (device memory, `input` dtype) into `q` and `s` on `stream`.
     #[allow(clippy::too_many_arguments)]
-    fn quant_tokens_dev(
-        &self,
-        x: u64,
-        input_bf16: bool,
-        m: usize,
-        k: usize,
-        opts: &TokenQuantOptions,
-        q: u64,
-        s: u64,
-    ) -> Result<()> {
+    unsafe fn quant_tokens_on(&self, stream: sys::CUstream, x: u64, input: InputDtype, m: usize, k: usize, q: u64, s: u64, layout: ScaleLayout, fp8_max: f32, ue8m0: bool) -> Result<()> {
         let groups = k.div_ceil(128);
-        let (sym, gx) = kernels::quant_symbol(input_bf16, groups);
+        let (sym, gx) = kernels::quant_symbol(input, groups);
         let f = self.function(kernels::QUANT_MODULE, sym, 0)?;
         let gy = 16 / gx;
-        let (s_stride_m, s_stride_g) = opts.layout.strides(m, groups);
+        let (s_stride_m, s_stride_g) = layout.strides(m, groups);
         let (s_stride_m, s_stride_g) = (s_stride_m as i32, s_stride_g as i32);
         let (mi, ki) = (m as i32, k as i32);
-        let fp8_max = opts.fp8_max.unwrap_or(448.0);
-        let ue8m0 = opts.ue8m0 as i32;
+        let ue8m0 = ue8m0 as i32;
         let grid = (groups.div_ceil(gx as usize) as u32, m.div_ceil(gy as usize) as u32, 1);
         let mut args = [arg(&x), arg(&q), arg(&s), arg(&mi), arg(&ki), arg(&fp8_max), arg(&s_stride_m), arg(&s_stride_g), arg(&ue8m0)];
         // SAFETY: argument list matches quant_group_body's; buffers sized by the caller.
-        unsafe { self.gpu.launch(&f, grid, (8 * gx, gy, 1), 0, &mut args) }
-    }
-
-    fn check_quant_args(&self, x_len: usize, m: usize, k: usize, opts: &TokenQuantOptions) -> Result<()> {
-        const OP: &str = "quantize_tokens";
-        if opts.group != 128 {
-            return Err(Error::Unsupported { path: "cuda quantization".into(), reason: format!("group {} (the CUDA kernel supports 128)", opts.group) });
-        }
-        if opts.format != Fp8Format::E4m3fn {
-            return Err(Error::invalid(OP, format!("{:?}: NVIDIA GPUs use e4m3fn", opts.format)));
-        }
-        if m == 0 || k == 0 {
-            return Err(Error::shape(OP, format!("M and K must be >= 1, got M={m} K={k}")));
-        }
-        match m.checked_mul(k) {
-            Some(e) if e <= i32::MAX as usize => {}
-            _ => return Err(Error::shape(OP, format!("M*K overflows 32-bit indexing (M={m} K={k})"))),
-        }
-        if x_len != m * k {
-            return Err(Error::shape(OP, format!("input has {x_len} values, expected M*K = {m}*{k} = {}", m * k)));
-        }
-        if let Some(v) = opts.fp8_max {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(Error::invalid(OP, format!("fp8_max {v} must be finite and positive")));
-            }
-        }
-        Ok(())
-    }
-
-    /// Runs the product `launches` times on one set of device buffers (C poisoned before
-    /// each launch) and returns each output: what a caller that keeps its buffers, or a
-    /// replayed CUDA graph, gets. Split K must leave its workspace ready for the next launch.
-    pub fn gemm_relaunched(&self, p: &GemmProblem, path: &GemmPath, launches: usize) -> Result<Vec<Output>> {
-        let bufs = self.upload_checked(p, path)?;
-        (0..launches)
-            .map(|_| {
-                gemm_launch::run(self, &bufs, path)?;
-                gemm_launch::download(&self.gpu, &bufs)
-            })
-            .collect()
-    }
-
-    /// The problem checked (inputs, then whether `path` can run it) before any launch.
-    fn check_gemm_call(&self, p: &GemmProblem, path: &GemmPath) -> Result<()> {
-        p.validate()?;
-        self.supports(&p.shape, path).map_err(|reason| Error::Unsupported { path: format!("cuda {}", path.label()), reason })
-    }
-
-    /// `check_gemm_call`, then the problem's device buffers laid out for `path`.
-    fn upload_checked(&self, p: &GemmProblem, path: &GemmPath) -> Result<gemm_launch::DeviceProblem> {
-        self.check_gemm_call(p, path)?;
-        gemm_launch::DeviceProblem::upload(&self.gpu, p, matches!(path, GemmPath::Vendor), gemm_launch::needs_split_ws(self, &p.shape, path))
+        self.gpu.launch_on(&f, grid, (8 * gx, gy, 1), 0, stream, &mut args)
     }
 
     /// Times token quantization of a [m, k] input (bf16 or f32, random) over rotating copies;
     /// returns per-launch seconds of each repeat. For the bandwidth benchmark.
     pub fn time_quantize_tokens(&self, m: usize, k: usize, input_bf16: bool, opts: &TokenQuantOptions, t: &TimingOptions) -> Result<Vec<f64>> {
-        self.check_quant_args(m * k, m, k, opts)?;
+        if m == 0 || k == 0 || m.checked_mul(k).is_none_or(|e| e > i32::MAX as usize) {
+            return Err(Error::shape("quantize_tokens", format!("M={m} K={k}: sizes must be >= 1 and M*K at most 2^31-1")));
+        }
         let in_bytes = m * k * if input_bf16 { 2 } else { 4 };
         let s_len = ScaleLayout::ColumnMajor.scale_count(m, k.div_ceil(128)); // enough for either layout
         let set_bytes = in_bytes + m * k + 4 * s_len;
@@ -238,8 +182,39 @@ impl CudaBackend {
             sets.push((x, q, s));
         }
         let st = &self.gpu.stream;
-        let run = |i: usize| self.quant_tokens_dev(ptr(&sets[i].0, st), input_bf16, m, k, opts, ptr(&sets[i].1, st), ptr(&sets[i].2, st));
+        let input = if input_bf16 { InputDtype::Bf16 } else { InputDtype::F32 };
+        let fp8_max = opts.effective_fp8_max();
+        // SAFETY: each set holds an [m, k] input, m*k fp8 bytes and scales for either layout.
+        let run = |i: usize| unsafe { self.quant_tokens_on(st.cu_stream(), ptr(&sets[i].0, st), input, m, k, ptr(&sets[i].1, st), ptr(&sets[i].2, st), opts.layout, fp8_max, opts.ue8m0) };
         gemm_launch::time_rotating(&self.gpu, copies, t, run)
+    }
+
+    /// The kernel `cfg` resolves to for `shape` (TMA needs K % 16 == 0; otherwise the mma.sync
+    /// tile serves, same result).
+    fn kernel_launch(&self, shape: &GemmShape, cfg: KernelConfig) -> Result<gemm_launch::KernelLaunch> {
+        let mut inst = kernels::find_gemm(&cfg, shape.out_dtype).map_err(|reason| Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason })?;
+        let mut cfg = cfg;
+        if inst.body != "mma" && shape.k % 16 != 0 {
+            let fallback = kernels::unaligned_k_config();
+            gemm_launch::log_unaligned_once(&cfg, &fallback, shape.k);
+            inst = kernels::find_gemm(&fallback, shape.out_dtype).map_err(|reason| Error::Unsupported { path: format!("cuda kernel {}", fallback.short()), reason })?;
+            cfg = fallback;
+        }
+        let function = self.function(inst.module, inst.symbol, inst.smem_bytes)?;
+        let convert = self.function(kernels::SPLITK_MODULE, kernels::splitk_convert_symbol(shape.out_dtype), 0)?;
+        let cluster = inst.cluster.max(1);
+        let resident = if inst.body == "mma" {
+            1
+        } else if cluster > 1 {
+            let r = self.gpu.max_active_clusters(&function, cluster, inst.threads, inst.smem_bytes)?;
+            if r == 0 {
+                return Err(Error::Unsupported { path: format!("cuda kernel {}", cfg.short()), reason: format!("no cluster of {cluster} CTAs fits on this device") });
+            }
+            r
+        } else {
+            self.gpu.blocks_per_sm(&function, inst.threads, inst.smem_bytes)?.max(1)
+        };
+        Ok(gemm_launch::KernelLaunch { gpu: Arc::clone(&self.gpu), shape: *shape, split_rule: kernels::SplitRule::new(&cfg), cfg, inst, function, convert, sms: self.device.compute_units, resident, maps: Default::default() })
     }
 }
 
@@ -263,60 +238,43 @@ impl Backend for CudaBackend {
         &self.device
     }
 
-    fn quantize_tokens(&self, x: &[f32], m: usize, k: usize, opts: &TokenQuantOptions) -> Result<QuantizedTokens> {
-        self.check_quant_args(x.len(), m, k, opts)?;
-        if let Some(i) = x.iter().position(|v| !v.is_finite()) {
-            return Err(Error::NonFinite { op: "quantize_tokens", what: format!("input #{i} is {}", x[i]) });
-        }
-        let groups = k.div_ceil(128);
-        let s_len = opts.layout.scale_count(m, groups);
-        let xd = self.gpu.upload(x)?;
-        let qd = self.gpu.zeros::<u8>(m * k)?;
-        let sd = self.gpu.zeros::<f32>(s_len)?;
-        let st = &self.gpu.stream;
-        self.quant_tokens_dev(ptr(&xd, st), false, m, k, opts, ptr(&qd, st), ptr(&sd, st))?;
-        let q = self.gpu.download(&qd)?;
-        let mut scales = self.gpu.download(&sd)?;
-        scales.truncate(s_len);
-        Ok(QuantizedTokens { m, k, group: 128, format: opts.format, layout: opts.layout, q, scales })
+    fn alloc(&self, bytes: usize) -> Result<RawBuffer> {
+        device_mem::alloc(&self.gpu, self.id(), bytes)
     }
-
-    fn quantize_weight(&self, w: &[f32], n: usize, k: usize, block: (usize, usize), format: Fp8Format) -> Result<QuantizedWeight> {
-        const OP: &str = "quantize_weight";
-        if block != (128, 128) {
-            return Err(Error::Unsupported { path: "cuda weight quantization".into(), reason: format!("block {block:?} (supports (128, 128))") });
+    fn new_stream(&self) -> Result<Stream> {
+        device_mem::new_stream(&self.gpu, self.id())
+    }
+    fn check_raw_stream(&self, raw: u64) -> Result<()> {
+        device_mem::check_stream(&self.gpu, raw)
+    }
+    fn check_raw_memory(&self, addr: u64, bytes: usize) -> Result<()> {
+        device_mem::check_memory(&self.gpu, self.device.ordinal, addr, bytes)
+    }
+    unsafe fn copy_to_device(&self, stream: &Stream, dst: u64, src: &[u8]) -> Result<()> {
+        if src.is_empty() {
+            return Ok(());
         }
-        if format != Fp8Format::E4m3fn {
-            return Err(Error::invalid(OP, format!("{format:?}: NVIDIA GPUs use e4m3fn")));
+        self.gpu.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
+        result::memcpy_htod_async(dst, src, stream.raw() as sys::CUstream).dev("cuMemcpyHtoDAsync")
+    }
+    unsafe fn copy_to_host(&self, stream: &Stream, src: u64, dst: &mut [u8]) -> Result<()> {
+        self.gpu.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
+        if !dst.is_empty() {
+            result::memcpy_dtoh_async(dst, src, stream.raw() as sys::CUstream).dev("cuMemcpyDtoHAsync")?;
         }
-        if n == 0 || k == 0 {
-            return Err(Error::shape(OP, format!("N and K must be >= 1, got N={n} K={k}")));
+        self.synchronize(stream)
+    }
+    unsafe fn copy_on_device(&self, stream: &Stream, dst: u64, src: u64, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
         }
-        match n.checked_mul(k) {
-            Some(e) if e <= i32::MAX as usize => {}
-            _ => return Err(Error::shape(OP, format!("N*K overflows 32-bit indexing (N={n} K={k})"))),
-        }
-        if w.len() != n * k {
-            return Err(Error::shape(OP, format!("weight has {} values, expected N*K = {}", w.len(), n * k)));
-        }
-        if let Some(i) = w.iter().position(|v| !v.is_finite()) {
-            return Err(Error::NonFinite { op: OP, what: format!("weight #{i} is {}", w[i]) });
-        }
-        let (nb, kb) = (n.div_ceil(128), k.div_ceil(128));
-        let f = self.function(kernels::WEIGHT_QUANT_MODULE, kernels::WEIGHT_QUANT_SYMBOL, 0)?;
-        let wd = self.gpu.upload(w)?;
-        let qd = self.gpu.zeros::<u8>(n * k)?;
-        let sd = self.gpu.zeros::<f32>(nb * kb)?;
-        let st = &self.gpu.stream;
-        let (wp, qp, sp) = (ptr(&wd, st), ptr(&qd, st), ptr(&sd, st));
-        let (ni, ki, max) = (n as i32, k as i32, 448.0f32);
-        let mut args = [arg(&wp), arg(&qp), arg(&sp), arg(&ni), arg(&ki), arg(&max)];
-        // SAFETY: matches sm90_quant_weight_blocks_f32's parameters; buffers sized above.
-        unsafe { self.gpu.launch(&f, (kb as u32, nb as u32, 1), (256, 1, 1), 0, &mut args)? };
-        let q = self.gpu.download(&qd)?;
-        let mut scales = self.gpu.download(&sd)?;
-        scales.truncate(nb * kb);
-        Ok(QuantizedWeight { n, k, block, format, q, scales })
+        self.gpu.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
+        result::memcpy_dtod_async(dst, src, bytes, stream.raw() as sys::CUstream).dev("cuMemcpyDtoDAsync")
+    }
+    fn synchronize(&self, stream: &Stream) -> Result<()> {
+        self.gpu.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
+        // SAFETY: a stream of this context (checked when it was made or wrapped).
+        unsafe { result::stream::synchronize(stream.raw() as sys::CUstream) }.dev("cuStreamSynchronize")
     }
 
     fn supports(&self, shape: &GemmShape, path: &GemmPath) -> std::result::Result<(), String> {
@@ -328,15 +286,63 @@ impl Backend for CudaBackend {
         }
     }
 
-    fn gemm(&self, p: &GemmProblem, path: &GemmPath) -> Result<Output> {
-        let bufs = self.upload_checked(p, path)?;
-        gemm_launch::run(self, &bufs, path)?;
-        gemm_launch::download(&self.gpu, &bufs)
+    fn resolve_gemm(&self, shape: &GemmShape, path: &GemmPath, layout: ScaleLayout) -> Result<Box<dyn GemmLaunch>> {
+        self.check_shape(shape).map_err(|reason| Error::Unsupported { path: format!("cuda {}", path.label()), reason })?;
+        Ok(match path {
+            GemmPath::Vendor => {
+                let lt = self.lt.as_ref().map_err(|w| Error::Unsupported { path: "cuda vendor".into(), reason: w.clone() })?;
+                let launch = gemm_launch::VendorLaunch {
+                    gpu: Arc::clone(&self.gpu),
+                    lt: Arc::clone(lt),
+                    shape: *shape,
+                    layout,
+                    plans: Mutex::new(HashMap::new()),
+                    to_column_major: self.function(kernels::SCALE_LAYOUT_MODULE, kernels::SCALE_LAYOUT_SYMBOL, 0)?,
+                };
+                launch.with_plan(shape.padded_m(), |_| Ok(()))?;
+                Box::new(launch)
+            }
+            GemmPath::Tuned(cfg) => Box::new(self.kernel_launch(shape, cfg.clone())?),
+            GemmPath::KernelDefault => Box::new(self.kernel_launch(shape, kernels::heuristic_config(shape, self.device.compute_units))?),
+        })
     }
 
-    fn time_gemm(&self, p: &GemmProblem, path: &GemmPath, opts: &TimingOptions) -> Result<Vec<f64>> {
-        self.check_gemm_call(p, path)?;
-        gemm_launch::time(self, p, path, opts)
+    /// cuBLASLt reads the weight scales with the K-block count padded to a multiple of 4.
+    unsafe fn vendor_weight_scales(&self, stream: &Stream, scales: u64, n_blocks: usize, k_blocks: usize) -> Result<Option<RawBuffer>> {
+        if self.lt.is_err() {
+            return Ok(None);
+        }
+        let l4 = k_blocks.div_ceil(4) * 4;
+        let out = self.alloc(4 * n_blocks * l4)?;
+        device_mem::copy_rows(&self.gpu, stream, out.addr(), 4 * l4, scales, 4 * k_blocks, 4 * k_blocks, n_blocks)?;
+        Ok(Some(out))
+    }
+
+    unsafe fn enqueue_quantize_tokens(&self, stream: &Stream, a: &QuantTokensArgs) -> Result<()> {
+        if a.format != Fp8Format::E4m3fn {
+            return Err(Error::invalid("quantize_tokens", format!("{:?}: NVIDIA GPUs use e4m3fn", a.format)));
+        }
+        self.quant_tokens_on(stream.raw() as sys::CUstream, a.x, a.input, a.m, a.k, a.q, a.s, a.layout, a.fp8_max, a.ue8m0)
+    }
+
+    unsafe fn enqueue_quantize_weight(&self, stream: &Stream, a: &QuantWeightArgs) -> Result<()> {
+        if a.format != Fp8Format::E4m3fn {
+            return Err(Error::invalid("quantize_weight", format!("{:?}: NVIDIA GPUs use e4m3fn", a.format)));
+        }
+        let (nb, kb) = (a.n.div_ceil(128), a.k.div_ceil(128));
+        let f = self.function(kernels::WEIGHT_QUANT_MODULE, kernels::weight_quant_symbol(a.input), 0)?;
+        let (ni, ki, max) = (a.n as i32, a.k as i32, 448.0f32);
+        let mut args = [arg(&a.w), arg(&a.q), arg(&a.s), arg(&ni), arg(&ki), arg(&max)];
+        // SAFETY: matches sm90_quant_weight_blocks_*'s parameters; buffers sized by the caller.
+        self.gpu.launch_on(&f, (kb as u32, nb as u32, 1), (256, 1, 1), 0, stream.raw() as sys::CUstream, &mut args)
+    }
+
+    unsafe fn enqueue_convert_to_fnuz(&self, _stream: &Stream, _q: u64, _bytes: usize, _s: u64, _scales: usize) -> Result<()> {
+        Err(Error::Unsupported { path: "cuda e4m3fn -> e4m3fnuz".into(), reason: "NVIDIA GPUs compute in e4m3fn; the fnuz conversion is for gfx942".into() })
+    }
+
+    fn time_passes(&self, stream: &Stream, copies: usize, opts: &TimingOptions, pass: &dyn Fn(usize) -> Result<()>) -> Result<Vec<f64>> {
+        device_mem::time_passes(&self.gpu, stream, copies, opts, pass)
     }
 
     fn time_bf16_vendor_gemm(&self, p: &GemmProblem, opts: &TimingOptions) -> Result<(Vec<f64>, Output)> {

@@ -196,6 +196,17 @@ impl Gpu {
     }
 }
 
+impl Gpu {
+    /// Launches `f` on the raw stream `stream` (a caller's or the crate's).
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`], and `stream` must be a live stream of this context (or null).
+    pub unsafe fn launch_on(&self, f: &Function, grid: (u32, u32, u32), block: (u32, u32, u32), smem: u32, stream: sys::CUstream, args: &mut [*mut c_void]) -> Result<()> {
+        self.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
+        result::launch_kernel(f.handle, grid, block, smem, stream, args).dev(&format!("cuLaunchKernel({})", f.name))
+    }
+}
+
 /// The raw device address of a buffer (the stream is the only one, so no event tracking).
 pub(crate) fn ptr<T>(s: &CudaSlice<T>, stream: &CudaStream) -> u64 {
     let (p, _guard) = s.device_ptr(stream);

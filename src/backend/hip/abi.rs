@@ -1,5 +1,5 @@
 //! The argument lists of every kernel the backend launches, in the order of the kernel ABI
-//! (TEAM.md; `hip/<op>.hip`). Each struct holds the values of one launch; `args()` borrows
+//! (hip/README.md; `hip/<op>.hip`). Each struct holds the values of one launch; `args()` borrows
 //! them as the parameter array. The tests compare `args().c_types()` with the parameter
 //! lists parsed from the `.hip` sources, so an argument out of order fails a test.
 

@@ -51,6 +51,14 @@ extern "C" {
     fn emu_quant_per_token_group_gfx950(x: *const f32, q: *mut u8, s: *mut f32, m: i32, k: i32, fp8_max: f32, s_stride_m: i32, s_stride_g: i32, ue8m0: i32, gx: u32, gy: u32, gz: u32) -> i32;
     fn emu_quant_weight_blocks_gfx942(w: *const f32, q: *mut u8, s: *mut f32, n: i32, k: i32, gx: u32, gy: u32, gz: u32) -> i32;
     fn emu_quant_weight_blocks_gfx950(w: *const f32, q: *mut u8, s: *mut f32, n: i32, k: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_quant_per_token_group_bf16_gfx942(x: *const u16, q: *mut u8, s: *mut f32, m: i32, k: i32, fp8_max: f32, s_stride_m: i32, s_stride_g: i32, ue8m0: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_quant_per_token_group_bf16_gfx950(x: *const u16, q: *mut u8, s: *mut f32, m: i32, k: i32, fp8_max: f32, s_stride_m: i32, s_stride_g: i32, ue8m0: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_quant_per_token_group_f16_gfx942(x: *const u16, q: *mut u8, s: *mut f32, m: i32, k: i32, fp8_max: f32, s_stride_m: i32, s_stride_g: i32, ue8m0: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_quant_per_token_group_f16_gfx950(x: *const u16, q: *mut u8, s: *mut f32, m: i32, k: i32, fp8_max: f32, s_stride_m: i32, s_stride_g: i32, ue8m0: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_quant_weight_blocks_bf16_gfx942(w: *const u16, q: *mut u8, s: *mut f32, n: i32, k: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_quant_weight_blocks_bf16_gfx950(w: *const u16, q: *mut u8, s: *mut f32, n: i32, k: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_quant_weight_blocks_f16_gfx942(w: *const u16, q: *mut u8, s: *mut f32, n: i32, k: i32, gx: u32, gy: u32, gz: u32) -> i32;
+    fn emu_quant_weight_blocks_f16_gfx950(w: *const u16, q: *mut u8, s: *mut f32, n: i32, k: i32, gx: u32, gy: u32, gz: u32) -> i32;
     fn emu_convert_e4m3fn_to_fnuz_gfx942(w: *mut u8, n_bytes: i64, s: *mut f32, n_scales: i64, gx: u32, gy: u32, gz: u32) -> i32;
 }
 
@@ -457,4 +465,136 @@ pub mod selftest {
 /// The GEMM kernels the emulation library carries.
 pub fn emulated_gemm_kernels() -> Vec<GemmKernel> {
     kernels::gemm_kernels().into_iter().filter(|k| k.emulated).collect()
+}
+
+/// Launches on the emulated device from packed kernel arguments (device addresses are host
+/// addresses there): what the HIP backend's device-API path calls. Each launch registers the
+/// extents its arguments imply, so an access outside them is an error.
+pub(super) mod launch {
+    use super::*;
+    use crate::backend::hip::abi;
+    use crate::backend::hip::runtime::DevicePtr;
+    use crate::backend::hip::vendor_plan::{simulate, BatchedGemm};
+    use crate::types::InputDtype;
+
+    fn ptr<T>(p: DevicePtr<T>) -> *const c_void {
+        p.as_raw() as *const c_void
+    }
+
+    /// Floats a strided scale array reaches for `rows` x `cols` at (sm, sc), from element 0.
+    fn strided_extent(rows: i32, cols: i32, sm: i32, sc: i32) -> usize {
+        if rows <= 0 || cols <= 0 {
+            return 0;
+        }
+        ((rows - 1) as usize) * sm.max(0) as usize + ((cols - 1) as usize) * sc.max(0) as usize + 1
+    }
+
+    /// # Safety
+    /// The arguments' addresses must hold the extents their sizes imply.
+    pub unsafe fn gemm(arch: Arch, kernel: &GemmKernel, grid: u32, a: &abi::GemmArgs) -> Result<()> {
+        let f = generated::EMU_GEMMS
+            .iter()
+            .find(|(sym, ar, _)| *sym == kernel.symbol && *ar == arch.name())
+            .map(|(_, _, f)| *f)
+            .ok_or_else(|| Error::Unsupported { path: kernel.symbol.into(), reason: "not in the emulated kernel set".into() })?;
+        let (m, n, k) = (a.m as usize, a.n as usize, a.k as usize);
+        let kb = k.div_ceil(kernels::SCALE_BLOCK) as i32;
+        let _reg = Registered::new(&[
+            (ptr(a.a), m * k),
+            (ptr(a.b), n * k),
+            (ptr(a.a_scales), 4 * strided_extent(a.m, kb, a.as_stride_m, a.as_stride_kb)),
+            (ptr(a.b_scales), 4 * n.div_ceil(kernels::SCALE_BLOCK) * kb as usize),
+            (ptr(a.c), m * n * kernel.out.bytes()),
+        ]);
+        let rc = f(a.a.as_raw() as *const u8, a.a_scales.as_raw() as *const f32, a.b.as_raw() as *const u8, a.b_scales.as_raw() as *const f32, a.c.as_raw(), a.m, a.n, a.k, a.as_stride_m, a.as_stride_kb, grid, 1, 1);
+        check(rc, kernel.symbol)
+    }
+
+    /// # Safety
+    /// As [`gemm`].
+    pub unsafe fn scale_reduce(arch: Arch, out: OutDtype, grid: u32, a: &abi::ScaleReduceArgs) -> Result<()> {
+        let r = &a.plan;
+        let f: ScaleReduceFn = match (arch, out) {
+            (Arch::Gfx942, OutDtype::Bf16) => emu_scale_reduce_bf16_gfx942,
+            (Arch::Gfx942, OutDtype::F16) => emu_scale_reduce_f16_gfx942,
+            (Arch::Gfx942, OutDtype::F32) => emu_scale_reduce_f32_gfx942,
+            (Arch::Gfx950, OutDtype::Bf16) => emu_scale_reduce_bf16_gfx950,
+            (Arch::Gfx950, OutDtype::F16) => emu_scale_reduce_f16_gfx950,
+            (Arch::Gfx950, OutDtype::F32) => emu_scale_reduce_f32_gfx950,
+        };
+        let (rows, n, kb) = (r.rows.max(0) as usize, r.n.max(0) as usize, r.kb.max(0) as usize);
+        let _reg = Registered::new(&[
+            (ptr(a.partial), 4 * ((kb.saturating_sub(1)) * r.batch_stride.max(0) as usize + rows * n)),
+            (ptr(a.a_scales), 4 * strided_extent(r.m0 + r.rows, r.kb, r.as_stride_m, r.as_stride_kb)),
+            (ptr(a.b_scales), 4 * n.div_ceil(kernels::SCALE_BLOCK) * kb),
+            (ptr(a.c), (r.m0.max(0) as usize + rows) * n * out.bytes()),
+        ]);
+        let rc = f(a.partial.as_raw() as *const f32, r.batch_stride, a.a_scales.as_raw() as *const f32, a.b_scales.as_raw() as *const f32, a.c.as_raw(), r.m0, r.rows, r.n, r.kb, r.as_stride_m, r.as_stride_kb, grid, 1, 1);
+        check(rc, kernels::scale_reduce_symbol(out))
+    }
+
+    /// # Safety
+    /// As [`gemm`].
+    pub unsafe fn quant_tokens(arch: Arch, input: InputDtype, grid: u32, a: &abi::QuantTokensArgs) -> Result<()> {
+        let (m, k) = (a.m as usize, a.k as usize);
+        let groups = k.div_ceil(kernels::SCALE_BLOCK) as i32;
+        let _reg = Registered::new(&[(ptr(a.x), input.elem().bytes() * m * k), (ptr(a.q), m * k), (ptr(a.s), 4 * strided_extent(a.m, groups, a.s_stride_m, a.s_stride_g))]);
+        let (x, q, s) = (a.x.as_raw(), a.q.as_raw() as *mut u8, a.s.as_raw() as *mut f32);
+        let rc = match (input, arch) {
+            (InputDtype::F32, Arch::Gfx942) => emu_quant_per_token_group_gfx942(x as *const f32, q, s, a.m, a.k, a.fp8_max, a.s_stride_m, a.s_stride_g, a.ue8m0, grid, 1, 1),
+            (InputDtype::F32, Arch::Gfx950) => emu_quant_per_token_group_gfx950(x as *const f32, q, s, a.m, a.k, a.fp8_max, a.s_stride_m, a.s_stride_g, a.ue8m0, grid, 1, 1),
+            (InputDtype::Bf16, Arch::Gfx942) => emu_quant_per_token_group_bf16_gfx942(x as *const u16, q, s, a.m, a.k, a.fp8_max, a.s_stride_m, a.s_stride_g, a.ue8m0, grid, 1, 1),
+            (InputDtype::Bf16, Arch::Gfx950) => emu_quant_per_token_group_bf16_gfx950(x as *const u16, q, s, a.m, a.k, a.fp8_max, a.s_stride_m, a.s_stride_g, a.ue8m0, grid, 1, 1),
+            (InputDtype::F16, Arch::Gfx942) => emu_quant_per_token_group_f16_gfx942(x as *const u16, q, s, a.m, a.k, a.fp8_max, a.s_stride_m, a.s_stride_g, a.ue8m0, grid, 1, 1),
+            (InputDtype::F16, Arch::Gfx950) => emu_quant_per_token_group_f16_gfx950(x as *const u16, q, s, a.m, a.k, a.fp8_max, a.s_stride_m, a.s_stride_g, a.ue8m0, grid, 1, 1),
+        };
+        check(rc, kernels::QUANT_PER_TOKEN_GROUP)
+    }
+
+    /// # Safety
+    /// As [`gemm`].
+    pub unsafe fn quant_weight(arch: Arch, input: InputDtype, grid: (u32, u32), a: &abi::QuantWeightArgs) -> Result<()> {
+        let (n, k) = (a.n as usize, a.k as usize);
+        let _reg = Registered::new(&[(ptr(a.w), input.elem().bytes() * n * k), (ptr(a.q), n * k), (ptr(a.s), 4 * n.div_ceil(128) * k.div_ceil(128))]);
+        let (w, q, s) = (a.w.as_raw(), a.q.as_raw() as *mut u8, a.s.as_raw() as *mut f32);
+        let rc = match (input, arch) {
+            (InputDtype::F32, Arch::Gfx942) => emu_quant_weight_blocks_gfx942(w as *const f32, q, s, a.n, a.k, grid.0, grid.1, 1),
+            (InputDtype::F32, Arch::Gfx950) => emu_quant_weight_blocks_gfx950(w as *const f32, q, s, a.n, a.k, grid.0, grid.1, 1),
+            (InputDtype::Bf16, Arch::Gfx942) => emu_quant_weight_blocks_bf16_gfx942(w as *const u16, q, s, a.n, a.k, grid.0, grid.1, 1),
+            (InputDtype::Bf16, Arch::Gfx950) => emu_quant_weight_blocks_bf16_gfx950(w as *const u16, q, s, a.n, a.k, grid.0, grid.1, 1),
+            (InputDtype::F16, Arch::Gfx942) => emu_quant_weight_blocks_f16_gfx942(w as *const u16, q, s, a.n, a.k, grid.0, grid.1, 1),
+            (InputDtype::F16, Arch::Gfx950) => emu_quant_weight_blocks_f16_gfx950(w as *const u16, q, s, a.n, a.k, grid.0, grid.1, 1),
+        };
+        check(rc, kernels::QUANT_WEIGHT_BLOCKS)
+    }
+
+    /// # Safety
+    /// As [`gemm`].
+    pub unsafe fn convert_to_fnuz(arch: Arch, grid: u32, a: &abi::ConvertFnuzArgs) -> Result<()> {
+        if arch != Arch::Gfx942 {
+            return Err(Error::Unsupported { path: kernels::CONVERT_E4M3FN_TO_FNUZ.into(), reason: format!("{} reads OCP e4m3fn: nothing to convert", arch.name()) });
+        }
+        let _reg = Registered::new(&[(ptr(a.w), a.n_bytes.max(0) as usize), (ptr(a.s), 4 * a.n_scales.max(0) as usize)]);
+        let rc = emu_convert_e4m3fn_to_fnuz_gfx942(a.w.as_raw() as *mut u8, a.n_bytes, a.s.as_raw() as *mut f32, a.n_scales, grid, 1, 1);
+        check(rc, kernels::CONVERT_E4M3FN_TO_FNUZ)
+    }
+
+    /// rocBLAS's documented semantics of one planned call (fp8 inputs decoded exactly, sums in
+    /// f64, stored as f32): the emulated device's stand-in for the library.
+    ///
+    /// # Safety
+    /// The weight, activation and workspace addresses must hold the call's extents.
+    pub unsafe fn vendor_gemm(arch: Arch, call: &BatchedGemm, weight: *const u8, act: *const u8, work: *mut f32) -> Result<()> {
+        let (ea, eb, ed) = call.extents();
+        let table = arch.fp8().decode_table();
+        let w: Vec<f64> = std::slice::from_raw_parts(weight, ea).iter().map(|&b| table[b as usize] as f64).collect();
+        let x: Vec<f64> = std::slice::from_raw_parts(act, eb).iter().map(|&b| table[b as usize] as f64).collect();
+        let out = std::slice::from_raw_parts_mut(work, ed);
+        let mut d: Vec<f64> = out.iter().map(|&v| v as f64).collect();
+        simulate::strided_batched_gemm(call, &w, &x, &mut d).map_err(|reason| Error::Device { backend: "rocm-emulated", call: "rocblas_gemm_strided_batched_ex3".into(), reason })?;
+        for (o, v) in out.iter_mut().zip(d) {
+            *o = v as f32;
+        }
+        Ok(())
+    }
 }

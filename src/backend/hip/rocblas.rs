@@ -262,6 +262,11 @@ impl Handle {
         &self.lib
     }
 
+    /// Points the handle's work at `stream` (a caller's or the crate's), as every enqueue does.
+    pub fn set_stream(&self, stream: hipStream_t) -> Result<()> {
+        self.lib.check("rocblas_set_stream", unsafe { (self.lib.set_stream)(self.raw, stream) })
+    }
+
     /// Enqueues one planned call: fnuz fp8 inputs, f32 output, alpha 1, beta 0, C = D.
     ///
     /// # Safety

@@ -161,6 +161,11 @@ impl Stream {
         result::check("hipStreamCreateWithFlags", unsafe { sys::hipStreamCreateWithFlags(&mut raw, sys::STREAM_NON_BLOCKING) })?;
         Ok(Stream { raw, ordinal })
     }
+    /// A caller's stream in this type, for calls that take one. Never let it drop (wrap it in
+    /// `ManuallyDrop`): dropping destroys the stream.
+    pub fn borrowed(raw: sys::hipStream_t, ordinal: usize) -> Self {
+        Stream { raw, ordinal }
+    }
     pub fn raw(&self) -> sys::hipStream_t {
         self.raw
     }
@@ -249,6 +254,10 @@ impl<T> DevicePtr<T> {
     }
     pub fn as_raw(self) -> *mut c_void {
         self.raw
+    }
+    /// The device address `addr` (checked by the caller to be memory of the launch's device).
+    pub fn from_addr(addr: u64) -> Self {
+        DevicePtr { raw: addr as *mut c_void, _t: PhantomData }
     }
 }
 
@@ -497,10 +506,18 @@ impl Function {
     /// - `cfg` is what the kernel was written for (its block size, static LDS only, a
     ///   non-empty grid).
     pub unsafe fn launch(&self, stream: &Stream, cfg: LaunchConfig, args: &mut LaunchArgs<'_>) -> Result<()> {
+        self.launch_raw(stream.raw, stream.ordinal, cfg, args)
+    }
+
+    /// [`launch`](Self::launch) on a raw stream of device `ordinal` (a caller's `hipStream_t`).
+    ///
+    /// # Safety
+    /// As `launch`, and `stream` must be a live stream of that device (or null).
+    pub unsafe fn launch_raw(&self, stream: sys::hipStream_t, ordinal: usize, cfg: LaunchConfig, args: &mut LaunchArgs<'_>) -> Result<()> {
         if [cfg.grid.0, cfg.grid.1, cfg.grid.2, cfg.block.0, cfg.block.1, cfg.block.2].contains(&0) {
             return Err(Error::invalid("hip launch", format!("{}: empty grid {:?} / block {:?}", self.name, cfg.grid, cfg.block)));
         }
-        bind(stream.ordinal)?;
+        bind(ordinal)?;
         let params = if args.ptrs.is_empty() { std::ptr::null_mut() } else { args.ptrs.as_mut_ptr() };
         let st = sys::hipModuleLaunchKernel(
             self.raw,
@@ -511,7 +528,7 @@ impl Function {
             cfg.block.1,
             cfg.block.2,
             cfg.shared_bytes,
-            stream.raw,
+            stream,
             params,
             std::ptr::null_mut(),
         );

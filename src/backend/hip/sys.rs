@@ -23,6 +23,7 @@ pub const ATTR_WARP_SIZE: c_int = 87;
 /// `hipMemcpyKind`.
 pub const MEMCPY_HOST_TO_DEVICE: c_int = 1;
 pub const MEMCPY_DEVICE_TO_HOST: c_int = 2;
+pub const MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
 
 /// `hipStreamNonBlocking`: no implicit synchronisation with the null stream.
 pub const STREAM_NON_BLOCKING: c_uint = 1;

@@ -32,7 +32,7 @@ pub const K_BLOCK: usize = 128;
 pub const N_BLOCK: usize = 128;
 /// Default bound on the fp32 workspace of per-K-block products.
 pub const DEFAULT_WORKSPACE_BYTES: usize = 256 << 20;
-/// Threads per workgroup of `scale_reduce_<out>` (TEAM.md ABI).
+/// Threads per workgroup of `scale_reduce_<out>` (hip/README.md ABI).
 pub const REDUCE_THREADS: u32 = super::kernels::AUX_THREADS;
 
 /// `rocblas_operation`.
@@ -106,7 +106,7 @@ impl BatchedGemm {
     }
 }
 
-/// One `scale_reduce_<out>` launch (TEAM.md ABI).
+/// One `scale_reduce_<out>` launch (hip/README.md ABI).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScaleReduce {
     pub m0: i32,
