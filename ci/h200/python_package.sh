@@ -7,7 +7,7 @@
 # Staged beforehand on the CPU machine, from the repository root (git-ignored folders):
 #   bash ci/h200/stage.sh python    # .device-bin/: libblockfp8_capi.so (cargo build --release -p
 #                                   # blockfp8-capi --features cuda), blockfp8 (the CLI), wheels/ (pytest)
-#   cp -r ../shared/peers .peers    # vLLM's kernel + launcher, DeepGEMM's source (never committed)
+#   cp -r <the peers folder> .peers # vLLM's kernel + launcher, DeepGEMM's source (never committed)
 # and carried: .device-bin, .peers. Run it from the repository root (the device call's folder).
 #
 # Inputs (environment):

@@ -138,7 +138,10 @@ def test_cuda_graph_capture_and_replay_with_new_inputs():
 def test_no_host_synchronization_inside_the_ops():
     _, _, xq, xs, wq, ws = problem(8, 4096, 7168, seed=8)
     x = torch.randn(8, 7168, device=DEV, dtype=torch.bfloat16)
-    blockfp8.w8a8_block_fp8_matmul(xq, wq, xs, ws, [128, 128], torch.bfloat16)  # warm: weight cached
+    # Warm up: the weight prepared and both layouts' plans resolved (those allocate, once).
+    for column_major in (False, True):
+        q, s = blockfp8.per_token_group_quant_fp8(x, 128, column_major_scales=column_major)
+        blockfp8.w8a8_block_fp8_matmul(q, wq, s, ws, [128, 128], torch.bfloat16)
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
