@@ -197,3 +197,33 @@ pub unsafe extern "C" fn blockfp8_synchronize(ctx: *const Blockfp8Context, strea
         Ok(c.ctx.synchronize(&s)?)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use blockfp8::{BackendKind, Fp8Format, OutDtype, ScaleLayout};
+
+    fn spec() -> GemmSpec {
+        GemmSpec { n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16, a_layout: ScaleLayout::RowMajor, max_m: 1 }
+    }
+
+    #[test]
+    fn plans_are_shared_within_a_power_of_two_bucket_and_never_replaced() {
+        let c = Blockfp8Context::new(Context::open(BackendKind::Cpu, 0).unwrap());
+        let p3 = c.plan(spec(), 3).unwrap();
+        assert_eq!(p3.max_m(), 4);
+        assert!(Arc::ptr_eq(&p3, &c.plan(spec(), 4).unwrap()));
+        let p5 = c.plan(spec(), 5).unwrap();
+        assert_eq!(p5.max_m(), 8);
+        assert!(!Arc::ptr_eq(&p3, &p5));
+        // Another output dtype or layout is another plan; max_m in the request is ignored.
+        let f32_spec = GemmSpec { out_dtype: OutDtype::F32, max_m: 4096, ..spec() };
+        assert!(!Arc::ptr_eq(&p3, &c.plan(f32_spec, 3).unwrap()));
+        c.reserve(spec(), 100).unwrap();
+        let plans = c.plans.lock().unwrap();
+        let mut buckets: Vec<usize> = plans.live.keys().filter(|(s, _)| s.out_dtype == OutDtype::Bf16).map(|(_, b)| *b).collect();
+        buckets.sort();
+        assert_eq!(buckets, vec![1, 2, 4, 8, 16, 32, 64, 128]);
+        assert!(plans.retired.is_empty());
+    }
+}

@@ -209,6 +209,14 @@ def test_bad_input_raises_clear_errors():
         torch.compile(lambda a: mm(a, wq, xs[:2], ws, [128, 128]), fullgraph=True, backend="aot_eager")(xq)
 
 
+@pytest.mark.skipif(blockfp8._lib.backend_compiled(blockfp8._lib.BACKEND_CUDA), reason="this library has the cuda backend")
+def test_a_gpu_device_without_its_backend_is_a_clear_error():
+    from blockfp8._torch_util import context_for
+
+    with pytest.raises(blockfp8.DeviceError, match="built without the cuda backend"):
+        context_for(torch.device("cuda", 0))
+
+
 def test_config_dir_is_seen_by_the_package(tmp_path):
     """A tuned file in $BLOCKFP8_CONFIG_DIR for this CPU is picked up, as by the crate."""
     name = blockfp8.device_info("cpu")["config_name"]
