@@ -94,11 +94,10 @@ def reference(inp):
 
 
 def blockfp8_contender():
-    op = torch.ops.blockfp8.w8a8_block_fp8_matmul
-
     def make(inp):
         blockfp8.prepare_weight(inp.b, inp.b_s, [128, 128])
-        return lambda: op(inp.a, inp.b, inp.a_s, inp.b_s, [128, 128], OUT_DTYPE)
+        # The public function, as a vLLM user calls it (the eager overhead counts all of it).
+        return lambda: blockfp8.w8a8_block_fp8_matmul(inp.a, inp.b, inp.a_s, inp.b_s, [128, 128], OUT_DTYPE)
 
     return make
 
