@@ -45,8 +45,20 @@ def calc_diff(x, y):
     return float(1 - 2 * (x * y).sum() / (x * x + y * y).sum())
 
 
+def host_time_us(pass_fn):
+    """--cpu-smoke only: median host microseconds of `pass_fn()` (no GPU, no graph)."""
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        pass_fn()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return sorted(times)[1]
+
+
 def graph_time_us(pass_fn):
     """Median microseconds of one replay of a graph that runs `pass_fn()` once, over REPEATS replays."""
+    if DEV.type == "cpu":
+        return host_time_us(pass_fn)
     side = torch.cuda.Stream(DEV)
     side.wait_stream(torch.cuda.current_stream(DEV))
     with torch.cuda.stream(side):
@@ -179,12 +191,12 @@ def race_shape(m, n, k, contenders):
     nsets = max(2, min(64, math.ceil(ROTATE_BYTES / per_set)))
     sets = [Inputs(m, n, k, seed=1000 * i + m + n + k) for i in range(nsets)]
     ref = reference(sets[0])
-    row = {"m": m, "n": n, "k": k, "sets": nsets, "blockfp8_path": blockfp8.gemm_path(m, n, k, "cuda")}
+    row = {"m": m, "n": n, "k": k, "sets": nsets, "blockfp8_path": blockfp8.gemm_path(m, n, k, DEV.type)}
     for name, make in contenders.items():
         try:
             calls = [make(s) for s in sets]
             got = calls[0]()
-            torch.cuda.synchronize()
+            sync()
             row[f"{name}_calc_diff"] = calc_diff(got.float(), ref)
             if not row[f"{name}_calc_diff"] < 1e-4:
                 row[f"{name}_error"] = "wrong result (calc_diff >= 1e-4): not timed"
@@ -199,7 +211,8 @@ def race_shape(m, n, k, contenders):
             row[f"{name}_error"] = f"{type(e).__name__}: {e}"[:400]
     del sets
     blockfp8.weight_cache.clear()  # the pinned weights hold their tensors
-    torch.cuda.empty_cache()
+    if DEV.type == "cuda":
+        torch.cuda.empty_cache()
     return row
 
 
@@ -213,12 +226,12 @@ def eager_overhead(contenders, n=4096, k=7168, calls=2000):
             c = make(inp)
             for _ in range(50):
                 c()
-            torch.cuda.synchronize()
+            sync()
             t0 = time.perf_counter()
             for _ in range(calls):
                 c()
             host = (time.perf_counter() - t0) / calls * 1e6
-            torch.cuda.synchronize()
+            sync()
             out[name] = round(host, 2)
         except Exception as e:
             out[name] = f"{type(e).__name__}: {e}"[:200]
@@ -226,9 +239,14 @@ def eager_overhead(contenders, n=4096, k=7168, calls=2000):
     return out
 
 
+def sync():
+    if DEV.type == "cuda":
+        torch.cuda.synchronize()
+
+
 def crate_bench(cli, shapes):
     """The crate's own graph-timed bench (`blockfp8 bench --json`) of the shapes: {(m,n,k): {impl: us}}."""
-    cmd = [cli, "bench", "--backend", "cuda", "--no-check", "--json"]
+    cmd = [cli, "bench", "--backend", DEV.type, "--no-check", "--json"]
     for m, n, k in shapes:
         cmd += ["--mnk", f"{m},{n},{k}"]
     log(" ".join(cmd))
@@ -248,17 +266,21 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--peers", default=".peers")
     p.add_argument("--cli", default=os.environ.get("BLOCKFP8_CLI", ".device-bin/blockfp8"))
+    p.add_argument("--cpu-smoke", action="store_true", help="check this script's plumbing on the CPU: two small shapes, host timing, the package and the crate only")
     a = p.parse_args()
+    global DEV, ANCHORS
+    if a.cpu_smoke:
+        DEV, ANCHORS = torch.device("cpu"), [(4, 256, 384), (8, 384, 256)]
     os.makedirs(a.out, exist_ok=True)
     contenders = {"blockfp8": blockfp8_contender()}
     notes = []
-    for name, factory in (("vllm_triton", lambda: vllm_contender(a.peers)), ("deepgemm", deepgemm_contender), ("scaled_mm", scaled_mm_contender)):
+    for name, factory in () if a.cpu_smoke else (("vllm_triton", lambda: vllm_contender(a.peers)), ("deepgemm", deepgemm_contender), ("scaled_mm", scaled_mm_contender)):
         try:
             contenders[name] = factory()
         except Exception as e:
             notes.append(f"{name} not raced: {type(e).__name__}: {e}")
             log(notes[-1])
-    result = {"device": torch.cuda.get_device_name(DEV), "torch": torch.__version__, "blockfp8": blockfp8.native_version(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "notes": notes}
+    result = {"device": torch.cuda.get_device_name(DEV) if DEV.type == "cuda" else "cpu (smoke run)", "torch": torch.__version__, "blockfp8": blockfp8.native_version(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "notes": notes}
     crate = {}
     if os.path.exists(a.cli):
         try:
@@ -280,7 +302,7 @@ def main():
         log(json.dumps(row))
         result["rows"] = rows
         json.dump(result, open(os.path.join(a.out, "python_race.json"), "w"), indent=1)
-    result["eager_host_us_per_call_m1_n4096_k7168"] = eager_overhead(contenders)
+    result["eager_host_us_per_call_m1_n4096_k7168"] = eager_overhead(contenders, calls=20 if a.cpu_smoke else 2000)
     json.dump(result, open(os.path.join(a.out, "python_race.json"), "w"), indent=1)
     names = list(contenders)
     lines = ["| M | N | K | blockfp8 path | " + " | ".join(f"{c} us" for c in names) + " | crate bench us | package/crate |", "|--:|--:|--:|---|" + "--:|" * (len(names) + 2)]
