@@ -67,7 +67,12 @@ thread_local! {
 fn set_last_error(message: &str) {
     // An interior NUL would truncate the C string; replace it rather than lose the message.
     let c = CString::new(message.replace('\0', "\\0")).unwrap_or_default();
-    LAST_ERROR.with(|l| *l.borrow_mut() = c);
+    // try_with: during thread teardown the slot may be gone; never panic here (outside the guard).
+    let _ = LAST_ERROR.try_with(|l| {
+        if let Ok(mut slot) = l.try_borrow_mut() {
+            *slot = c;
+        }
+    });
 }
 
 /// Runs `body`, turning its error or panic into a status code and the thread's last error.
@@ -93,7 +98,7 @@ pub fn guard(op: &str, body: impl FnOnce() -> FfiResult) -> i32 {
 /// failing call on this thread.
 #[no_mangle]
 pub extern "C" fn blockfp8_last_error() -> *const c_char {
-    LAST_ERROR.with(|l| l.borrow().as_ptr())
+    LAST_ERROR.try_with(|l| l.try_borrow().map(|s| s.as_ptr()).ok()).ok().flatten().unwrap_or(c"".as_ptr())
 }
 
 /// A static name for a status code ("BLOCKFP8_ERR_SHAPE"), "BLOCKFP8_UNKNOWN_STATUS" for others.
