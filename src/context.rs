@@ -4,6 +4,7 @@
 //!
 //! Nothing here waits for the device except `download`, `synchronize` and the preparation
 //! of weights from host slices (which returns once the upload is enqueued).
+#![warn(missing_docs)]
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -40,6 +41,7 @@ impl Context {
         Self::with_default_path(backend, library, DefaultPath::from_env())
     }
 
+    /// A context whose no-file default path is `default` (instead of `BLOCKFP8_DEFAULT_PATH`).
     pub fn with_default_path(backend: Arc<dyn Backend>, library: Arc<Library>, default: DefaultPath) -> Self {
         let chooser = PathChooser::new(Arc::clone(&backend), library, default);
         Context { backend, chooser, plans: Mutex::new(HashMap::new()) }
@@ -56,12 +58,15 @@ impl Context {
         Self::new(backend::best_available(), Arc::new(Library::from_env()))
     }
 
+    /// The backend the context computes with.
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
     }
+    /// The device's description (name, architecture, fp8 flavour, compute units).
     pub fn device(&self) -> &Device {
         self.backend.device()
     }
+    /// The identity every buffer, stream and plan of this context carries.
     pub fn id(&self) -> DeviceId {
         self.backend.id()
     }
@@ -69,6 +74,7 @@ impl Context {
     pub fn fp8(&self) -> Fp8Format {
         self.backend.device().fp8
     }
+    /// How this context picks a path per shape (tuned file, vendor BLAS, kernel default).
     pub fn path_chooser(&self) -> &PathChooser {
         &self.chooser
     }

@@ -4,6 +4,7 @@
 //!
 //! Addresses are plain `u64` device addresses: a CUDA `CUdeviceptr`, a HIP device pointer, or a
 //! host address on the CPU backend and the HIP emulator (where device memory is host memory).
+#![warn(missing_docs)]
 
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -24,6 +25,7 @@ mod sealed {
 /// Element types a device buffer can hold: plain data without padding or invalid bit
 /// patterns (sealed to u8, f32, bf16 and f16).
 pub trait DeviceElem: sealed::Sealed + Copy + Default + Send + Sync + 'static {
+    /// The element type tag.
     const ELEM: ElemType;
 }
 impl DeviceElem for u8 {
@@ -41,6 +43,7 @@ impl DeviceElem for f16 {
 
 /// Element types the quantization kernels read.
 pub trait QuantInput: DeviceElem {
+    /// The kernels' input dtype tag.
     const INPUT: InputDtype;
 }
 impl QuantInput for f32 {
@@ -92,12 +95,15 @@ impl RawBuffer {
         ALLOCATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         RawBuffer { addr, bytes, device, _owner: owner }
     }
+    /// The device address of the first element.
     pub fn addr(&self) -> u64 {
         self.addr
     }
+    /// Bytes.
     pub fn bytes(&self) -> usize {
         self.bytes
     }
+    /// The device the memory belongs to.
     pub fn device(&self) -> DeviceId {
         self.device
     }
@@ -131,15 +137,19 @@ impl<T: DeviceElem> DeviceBuffer<T> {
             _ => Err(Error::shape("device buffer", format!("{len} x {} does not fit in {} bytes", T::ELEM.name(), raw.bytes))),
         }
     }
+    /// Elements.
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether it holds no element.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// The device the memory belongs to.
     pub fn device(&self) -> DeviceId {
         self.raw.device
     }
+    /// The device address of the first element.
     pub fn addr(&self) -> u64 {
         self.raw.addr
     }
@@ -195,21 +205,27 @@ impl<'a, T: DeviceElem> DeviceView<'a, T> {
     pub unsafe fn from_raw_parts(addr: u64, len: usize, device: DeviceId) -> Self {
         DeviceView { addr, len, device, _l: PhantomData }
     }
+    /// Elements.
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether it holds no element.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// The device address of the first element.
     pub fn addr(&self) -> u64 {
         self.addr
     }
+    /// The device the memory belongs to.
     pub fn device(&self) -> DeviceId {
         self.device
     }
+    /// Bytes.
     pub fn bytes(&self) -> usize {
         self.len * T::ELEM.bytes()
     }
+    /// Elements `range` of this view.
     pub fn slice(&self, range: Range<usize>) -> Result<DeviceView<'a, T>> {
         let (addr, len) = sub_range::<T>(self.addr, self.len, range)?;
         Ok(DeviceView { addr, len, device: self.device, _l: PhantomData })
@@ -239,18 +255,23 @@ impl<'a, T: DeviceElem> DeviceViewMut<'a, T> {
     pub unsafe fn from_raw_parts(addr: u64, len: usize, device: DeviceId) -> Self {
         DeviceViewMut { addr, len, device, _l: PhantomData }
     }
+    /// Elements.
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether it holds no element.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// The device address of the first element.
     pub fn addr(&self) -> u64 {
         self.addr
     }
+    /// The device the memory belongs to.
     pub fn device(&self) -> DeviceId {
         self.device
     }
+    /// Bytes.
     pub fn bytes(&self) -> usize {
         self.len * T::ELEM.bytes()
     }
@@ -262,6 +283,7 @@ impl<'a, T: DeviceElem> DeviceViewMut<'a, T> {
     pub fn reborrow(&mut self) -> DeviceViewMut<'_, T> {
         DeviceViewMut { addr: self.addr, len: self.len, device: self.device, _l: PhantomData }
     }
+    /// Elements `range` of this view, writable.
     pub fn slice_mut(&mut self, range: Range<usize>) -> Result<DeviceViewMut<'_, T>> {
         let (addr, len) = sub_range::<T>(self.addr, self.len, range)?;
         Ok(DeviceViewMut { addr, len, device: self.device, _l: PhantomData })

@@ -2,6 +2,7 @@
 //! every batch-size entry of the tuned file (or the default path) resolved once to what it
 //! launches, with the workspace allocated up front. [`GemmPlan::enqueue`] then checks its
 //! arguments in O(1) and launches on the caller's stream: no allocation, no host wait.
+#![warn(missing_docs)]
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -63,10 +64,12 @@ pub struct PathChooser {
 }
 
 impl PathChooser {
+    /// Chooses paths on `backend` from `library`, with `default` for shapes no file covers.
     pub fn new(backend: Arc<dyn Backend>, library: Arc<Library>, default: DefaultPath) -> Self {
         PathChooser { backend, library, default, logged: Mutex::new(HashSet::new()) }
     }
 
+    /// The config library it reads.
     pub fn library(&self) -> &Arc<Library> {
         &self.library
     }
@@ -128,12 +131,17 @@ impl PathChooser {
 /// workspace is sized for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GemmSpec {
+    /// Output columns (weight rows).
     pub n: usize,
+    /// The reduction length.
     pub k: usize,
     /// Weight block (block_n, block_k); activations use groups of block_k.
     pub block: (usize, usize),
+    /// The fp8 flavour of A and the weight (the device's own on GPUs).
     pub format: Fp8Format,
+    /// The dtype C is written in.
     pub out_dtype: OutDtype,
+    /// The layout of the activation scales `enqueue` is given.
     pub a_layout: ScaleLayout,
     /// The largest M `enqueue` accepts without [`GemmPlan::reserve`].
     pub max_m: usize,
@@ -163,10 +171,11 @@ struct Workspace {
 pub struct GemmPlan {
     backend: Arc<dyn Backend>,
     spec: GemmSpec,
-    /// The tuned file's entries (ascending M), resolved; empty without a file.
+    /// Ascending M: the tuned file's entries (picked by nearest M), or without a file the
+    /// default path resolved per power-of-two M bucket up to `max_m` (picked by the smallest
+    /// bucket >= M), since the kernel default's tile depends on M.
     entries: Vec<Entry>,
-    /// For M with no table (no file).
-    fallback: Option<Entry>,
+    from_file: bool,
     workspace: Mutex<Workspace>,
 }
 
@@ -181,39 +190,44 @@ impl GemmPlan {
     pub fn new(chooser: &PathChooser, spec: GemmSpec) -> Result<Self> {
         let backend = Arc::clone(&chooser.backend);
         check_spec(&*backend, &spec)?;
+        // Each entry is resolved for its own M (tiles, K splits and vendor plans depend on M);
+        // the workspace is sized for the largest M the plan serves.
         let resolve = |m: usize| -> Result<Entry> {
             let shape = spec.shape(m);
             let path = chooser.choose(&shape);
-            let launch = backend.resolve_gemm(&spec.shape(spec.max_m.max(m)), &path, spec.a_layout)?;
+            let launch = backend.resolve_gemm(&shape, &path, spec.a_layout)?;
             Ok(Entry { m_key: m, path, launch })
         };
-        let (entries, fallback) = match chooser.table(&spec.shape(1)) {
-            Some(table) if !table.entries.is_empty() => (table.entries.iter().map(|(m, _)| resolve(*m)).collect::<Result<Vec<_>>>()?, None),
-            _ => (Vec::new(), Some(resolve(spec.max_m)?)),
+        let (keys, from_file): (Vec<usize>, bool) = match chooser.table(&spec.shape(1)) {
+            Some(table) if !table.entries.is_empty() => (table.entries.iter().map(|(m, _)| *m).collect(), true),
+            _ => (std::iter::successors(Some(1usize), |b| (*b < spec.max_m).then(|| b * 2)).collect(), false),
         };
-        for e in entries.iter().chain(fallback.iter()) {
+        let entries = keys.into_iter().map(resolve).collect::<Result<Vec<_>>>()?;
+        for e in &entries {
             log::debug!("plan N={} K={} M~{}: {} ({})", spec.n, spec.k, e.m_key, e.path.label(), e.launch.describe());
         }
-        let bytes = entries.iter().chain(fallback.iter()).map(|e| e.launch.workspace_bytes(spec.max_m)).max().unwrap_or(0);
+        let bytes = entries.iter().map(|e| e.launch.workspace_bytes(spec.max_m)).max().unwrap_or(0);
         let buffer = DeviceBuffer::from_raw(backend.alloc(bytes)?, bytes)?;
-        Ok(GemmPlan { backend, spec, entries, fallback, workspace: Mutex::new(Workspace { buffer, max_m: spec.max_m }) })
+        Ok(GemmPlan { backend, spec, entries, from_file, workspace: Mutex::new(Workspace { buffer, max_m: spec.max_m }) })
     }
 
+    /// What the plan serves.
     pub fn spec(&self) -> &GemmSpec {
         &self.spec
     }
+    /// The device the plan launches on.
     pub fn device(&self) -> DeviceId {
         self.backend.id()
     }
 
     fn entry(&self, m: usize) -> &Entry {
-        match &self.fallback {
-            Some(e) => e,
-            None => {
-                let i = crate::config::table::nearest_key_index(self.entries.iter().map(|e| e.m_key), self.entries.len(), m).unwrap_or(0);
-                &self.entries[i]
-            }
-        }
+        let i = if self.from_file {
+            crate::config::table::nearest_key_index(self.entries.iter().map(|e| e.m_key), self.entries.len(), m).unwrap_or(0)
+        } else {
+            // Past the last bucket (after `reserve`) the last one serves: correct, its tile chosen for a smaller M.
+            self.entries.partition_point(|e| e.m_key < m).min(self.entries.len() - 1)
+        };
+        &self.entries[i]
     }
 
     /// The path a product of `m` rows takes.
@@ -234,7 +248,7 @@ impl GemmPlan {
             return Ok(());
         }
         check_rows(&self.spec, max_m)?;
-        let bytes = self.entries.iter().chain(self.fallback.iter()).map(|e| e.launch.workspace_bytes(max_m)).max().unwrap_or(0);
+        let bytes = self.entries.iter().map(|e| e.launch.workspace_bytes(max_m)).max().unwrap_or(0);
         if bytes > ws.buffer.len() {
             self.backend.synchronize(stream)?;
             ws.buffer = DeviceBuffer::from_raw(self.backend.alloc(bytes)?, bytes)?;

@@ -3,11 +3,13 @@
 //! drop) or a caller's (`CUstream` / `hipStream_t`, wrapped by
 //! [`Context::stream_from_raw`](crate::Context::stream_from_raw), never destroyed by the crate).
 //! On the CPU backend and the HIP emulator work runs when it is enqueued.
+#![warn(missing_docs)]
 
 use std::any::Any;
 
 use crate::types::DeviceId;
 
+/// A queue of work on one device: the crate's own or a caller's (see the module doc).
 pub struct Stream {
     device: DeviceId,
     raw: u64,
@@ -40,6 +42,7 @@ impl Stream {
     pub fn raw(&self) -> u64 {
         self.raw
     }
+    /// The device the stream belongs to.
     pub fn device(&self) -> DeviceId {
         self.device
     }

@@ -1,14 +1,19 @@
 //! Value types every layer shares: backend kinds, device identities, dtypes, scale layouts,
 //! GEMM shapes and paths. A leaf: it imports only the error, format and config value types.
+#![warn(missing_docs)]
 
 use crate::config::KernelConfig;
 use crate::error::{Error, Result};
 use crate::formats::Fp8Format;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// The kinds of backend a build can have.
 pub enum BackendKind {
+    /// The CPU reference (always present).
     Cpu,
+    /// NVIDIA GPUs through the CUDA driver (feature `cuda`).
     Cuda,
+    /// AMD GPUs through the HIP runtime (feature `rocm`).
     Rocm,
     /// The HIP backend's code path on the CPU: host memory as device memory, launches run
     /// the same `hip/*.hip` sources under the crate's wavefront emulation (feature `rocm`).
@@ -16,6 +21,7 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
+    /// The name the CLI and logs use (`cpu`, `cuda`, `rocm`, `hip-emu`).
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Cpu => "cpu",
@@ -55,7 +61,9 @@ impl std::str::FromStr for BackendKind {
 /// Which device a buffer, stream or plan belongs to. Compared on every enqueue (O(1)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DeviceId {
+    /// Which backend.
     pub backend: BackendKind,
+    /// The device's index within its backend.
     pub ordinal: usize,
 }
 
@@ -70,12 +78,16 @@ impl std::fmt::Display for DeviceId {
 pub enum ElemType {
     /// fp8 bit patterns (either flavour) or raw bytes.
     U8,
+    /// f32.
     F32,
+    /// bfloat16.
     Bf16,
+    /// IEEE half.
     F16,
 }
 
 impl ElemType {
+    /// Bytes per element.
     pub fn bytes(self) -> usize {
         match self {
             ElemType::U8 => 1,
@@ -83,6 +95,7 @@ impl ElemType {
             ElemType::F32 => 4,
         }
     }
+    /// The short name (`u8`, `f32`, `bf16`, `f16`).
     pub fn name(self) -> &'static str {
         match self {
             ElemType::U8 => "u8",
@@ -96,12 +109,16 @@ impl ElemType {
 /// Input dtypes the quantization kernels read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum InputDtype {
+    /// bfloat16.
     Bf16,
+    /// IEEE half.
     F16,
+    /// f32.
     F32,
 }
 
 impl InputDtype {
+    /// The element type of a buffer holding this dtype.
     pub fn elem(self) -> ElemType {
         match self {
             InputDtype::Bf16 => ElemType::Bf16,
@@ -112,19 +129,25 @@ impl InputDtype {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The dtypes a product can be written in.
 pub enum OutDtype {
+    /// bfloat16.
     Bf16,
+    /// IEEE half.
     F16,
+    /// f32.
     F32,
 }
 
 impl OutDtype {
+    /// Bytes per element.
     pub fn bytes(self) -> usize {
         match self {
             OutDtype::F32 => 4,
             _ => 2,
         }
     }
+    /// The short name (`bf16`, `f16`, `f32`).
     pub fn name(self) -> &'static str {
         match self {
             OutDtype::Bf16 => "bf16",
@@ -147,6 +170,7 @@ impl std::str::FromStr for OutDtype {
 }
 
 impl OutDtype {
+    /// The element type of a buffer holding this dtype.
     pub fn elem(self) -> ElemType {
         match self {
             OutDtype::Bf16 => ElemType::Bf16,
@@ -161,7 +185,9 @@ impl OutDtype {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum ScaleLayout {
     #[default]
+    /// [M, ceil(K/128)]: the scales of one row are contiguous.
     RowMajor,
+    /// [ceil(K/128), round_up(M, 4)]: the scales of one K block are contiguous (TMA-aligned).
     ColumnMajor,
 }
 
@@ -191,19 +217,26 @@ impl ScaleLayout {
 /// The sizes that decide the path; no data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GemmShape {
+    /// Rows of A and C (tokens).
     pub m: usize,
+    /// Columns of C (weight rows).
     pub n: usize,
+    /// The reduction length.
     pub k: usize,
     /// Weight block (block_n, block_k); activations use groups of block_k.
     pub block: (usize, usize),
+    /// The fp8 flavour of A and B.
     pub format: Fp8Format,
+    /// The dtype C is written in.
     pub out_dtype: OutDtype,
 }
 
 impl GemmShape {
+    /// K blocks of the scales: ceil(K / block_k).
     pub fn k_blocks(&self) -> usize {
         self.k.div_ceil(self.block.1)
     }
+    /// N blocks of the weight scales: ceil(N / block_n).
     pub fn n_blocks(&self) -> usize {
         self.n.div_ceil(self.block.0)
     }
@@ -230,6 +263,7 @@ impl GemmShape {
         }
         Ok(())
     }
+    /// Floating-point operations of the product (2 M N K).
     pub fn flops(&self) -> f64 {
         2.0 * self.m as f64 * self.n as f64 * self.k as f64
     }
@@ -251,6 +285,7 @@ pub enum GemmPath {
 }
 
 impl GemmPath {
+    /// A short description for logs and tables.
     pub fn label(&self) -> String {
         match self {
             GemmPath::Tuned(c) => format!("tuned {}", c.short()),

@@ -2,11 +2,13 @@
 //! block, in the device's fp8 flavour, plus the per-weight layouts the chosen kernels want
 //! (cuBLASLt's padded scales). Built by the [`Context`](crate::Context)'s `prepare_weight*`
 //! and `quantize_weight` methods.
+#![warn(missing_docs)]
 
 use crate::formats::Fp8Format;
 use crate::memory::{DeviceBuffer, DeviceView};
 use crate::types::DeviceId;
 
+/// A weight resident on its device in the form the chosen kernels read (see the module doc).
 pub struct PreparedWeight {
     pub(crate) n: usize,
     pub(crate) k: usize,
@@ -24,12 +26,15 @@ impl std::fmt::Debug for PreparedWeight {
 }
 
 impl PreparedWeight {
+    /// Rows (output columns of the product).
     pub fn n(&self) -> usize {
         self.n
     }
+    /// The reduction length.
     pub fn k(&self) -> usize {
         self.k
     }
+    /// The scale block (block_n, block_k).
     pub fn block(&self) -> (usize, usize) {
         self.block
     }
@@ -37,6 +42,7 @@ impl PreparedWeight {
     pub fn format(&self) -> Fp8Format {
         self.format
     }
+    /// The device the weight lives on.
     pub fn device(&self) -> DeviceId {
         self.q.device()
     }
