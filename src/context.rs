@@ -308,6 +308,46 @@ impl Context {
         self.finish_weight(stream, n, k, block, (nb, kb), format, target, qd, sd)
     }
 
+    /// A weight over the caller's device memory, not copied (an engine's resident checkpoint
+    /// tensors): fp8 [N, K] already in the device's flavour and scales [ceil(N/bn),
+    /// ceil(K/bk)]. Only the vendor path's own scale layout (cuBLASLt) is built, on `stream`.
+    /// A weight that needs the e4m3fn -> e4m3fnuz conversion must be copied
+    /// ([`prepare_weight_from_device`](Self::prepare_weight_from_device)).
+    ///
+    /// # Safety
+    /// As [`DeviceView::from_raw_parts`] for both views, for as long as the returned weight
+    /// and any work enqueued with it live; the memory must not change while that work runs.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn borrow_weight(
+        &self,
+        stream: &Stream,
+        q: DeviceView<'_, u8>,
+        scales: DeviceView<'_, f32>,
+        n: usize,
+        k: usize,
+        block: (usize, usize),
+        format: Fp8Format,
+    ) -> Result<PreparedWeight> {
+        const OP: &str = "borrow_weight";
+        for (what, d) in [("stream", stream.device()), ("weight", q.device()), ("weight scales", scales.device())] {
+            if d != self.id() {
+                return Err(Error::WrongDevice { op: OP, what: what.into(), expected: self.id().to_string(), found: d.to_string() });
+            }
+        }
+        let (nb, kb) = check_weight_shape(OP, n, k, block, q.len(), scales.len())?;
+        if self.weight_target(OP, format)? != format {
+            return Err(Error::invalid(OP, format!("a {format:?} weight must be converted for {} (copy it with prepare_weight_from_device)", self.device().name)));
+        }
+        self.check_aligned(OP, &[("weight", q.addr()), ("weight scales", scales.addr())])?;
+        // The caller owns the memory: the buffers' owners free nothing.
+        struct Borrowed;
+        impl crate::memory::Allocation for Borrowed {}
+        let id = self.id();
+        let qd = DeviceBuffer::from_raw(crate::memory::RawBuffer::new(q.addr(), q.bytes(), id, Box::new(Borrowed)), q.len())?;
+        let sd = DeviceBuffer::from_raw(crate::memory::RawBuffer::new(scales.addr(), scales.bytes(), id, Box::new(Borrowed)), scales.len())?;
+        self.finish_weight(stream, n, k, block, (nb, kb), format, format, qd, sd)
+    }
+
     /// A weight [N, K] (bf16/f16/f32 on the device) quantized on the device in 128x128 blocks,
     /// in the device's fp8 flavour.
     pub fn quantize_weight<T: QuantInput>(&self, stream: &Stream, w: DeviceView<'_, T>, n: usize, k: usize) -> Result<PreparedWeight> {

@@ -8,7 +8,9 @@
 #   device_api    the device-API test binary, cuda_decode_step its example (default build);
 #   *.cubin       the default build's kernels, for SASS dumps (cuda/device_run.sh);
 #   the scripts of ci/h200/ and cuda/device_run.sh.
-# Usage: bash ci/h200/stage.sh [default|full|all]   (default: all)
+#   libblockfp8_capi.so, wheels/  the C ABI library (cuda build) and pytest wheels, for
+#                 python_package.sh (target `python`, also part of `all`).
+# Usage: bash ci/h200/stage.sh [default|full|python|all]   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 what=${1:-all}
@@ -31,6 +33,12 @@ if [ "$what" = default ] || [ "$what" = all ]; then
     strip -o $B/cuda_decode_step target/release/examples/cuda_decode_step
     # The newest build output folder is the default build's just made.
     cp "$(ls -td target/release/build/blockfp8-*/out | head -1)"/*.cubin $B/
+fi
+if [ "$what" = python ] || [ "$what" = all ]; then
+    cargo build --release -p blockfp8-capi --features cuda
+    [ -f $B/blockfp8 ] || { cargo build --release --features cuda --bin blockfp8 && strip -o $B/blockfp8 target/release/blockfp8; }
+    strip -o $B/libblockfp8_capi.so target/release/libblockfp8_capi.so
+    mkdir -p $B/wheels && python3 -m pip download -q -d $B/wheels pytest
 fi
 cp ci/h200/*.sh cuda/device_run.sh $B/
 ls -l $B
