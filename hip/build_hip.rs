@@ -19,7 +19,7 @@
 //! Triton anchor, occupancy below it).
 //!
 //! Outputs in OUT_DIR: `blockfp8_<arch>.co`, `blockfp8_<arch>.s`, `hip_resource_report.txt`,
-//! `hip_static_report.md`, `hip_kernels.rs`
+//! `hip_static_report.md` (in OUT_DIR), `hip_kernels.rs`
 //! (code objects, the compiled GEMM instantiations, the report), `hip_emu.rs` (the
 //! emulated launchers) and the static library `blockfp8_hip_emu`. Generated sources go
 //! to OUT_DIR/hip_gen, never into the repository.

@@ -38,11 +38,16 @@ DEVICES = {
     "AMD_Instinct_MI325X": ("gfx942", 304, 2.1, 6.0),
     "AMD_Instinct_MI355X": ("gfx950", 256, 2.4, 8.0),
 }
-# DeepSeek-V3's dense block-FP8 GEMM shapes (N, K) at tensor parallel 1, 2, 4 and 8: the same
-# set the shipped H200 configs cover.
+# DeepSeek-V3's dense block-FP8 GEMM shapes (N, K) at tensor parallel 1 and 8 (the set the
+# shipped H200 configs cover), then those tp 2 and tp 4 add (`blockfp8 tune --model deepseek-v3
+# --tp-size 2|4` lists them).
 SHAPES = [(12288, 7168), (1536, 7168), (2112, 7168), (24576, 1536), (24576, 7168), (3072, 1536), (3072, 7168),
           (32768, 512), (36864, 7168), (4096, 512), (4096, 7168), (4608, 7168), (512, 7168), (576, 7168),
-          (7168, 16384), (7168, 18432), (7168, 2048), (7168, 2304), (7168, 256)]
+          (7168, 16384), (7168, 18432), (7168, 2048), (7168, 2304), (7168, 256),
+          # tp 2
+          (12288, 1536), (16384, 512), (18432, 7168), (2048, 7168), (6144, 7168), (7168, 1024), (7168, 8192), (7168, 9216),
+          # tp 4
+          (1024, 7168), (6144, 1536), (7168, 4096), (7168, 4608), (7168, 512), (8192, 512), (9216, 7168)]
 BATCHES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 256, 512, 1024, 1536, 2048, 3072, 4096]
 NAME = re.compile(r"gemm_block_fp8_m(\d+)n(\d+)k(\d+)w(\d+)s2i(\d+)_bf16$")
 

@@ -7,7 +7,7 @@
 //! compiler's register occupancy (its resource remark) combined with the LDS limit, and for
 //! every loop that holds MFMAs (LLVM's loop comments: "Loop Header: Depth=N" and
 //! "in Loop: Header=BBx_y Depth=N") the instruction mix of one trip. "VALU/MFMA" follows the
-//! convention of the Triton anchor table (shared/tools/amd-static/README.md): 4 cycles per
+//! convention of the Triton anchor table (the AMD static toolkit's anchor table, kept outside this repository): 4 cycles per
 //! VALU instruction over the MFMA cycles (32 per 32x32x16, 16 per 16x16x32).
 //!
 //! The bounds the build enforces are the constants below (the one place they are stated);
@@ -19,7 +19,7 @@
 use std::fmt::Write as _;
 
 /// vLLM's Triton block-FP8 kernel compiled for gfx942 with triton 3.9.0
-/// (`shared/tools/amd-static/triton_gfx942.py`, bf16 out, K = 7168, nonkdim 16, 4 warps),
+/// (the `triton_gfx942.py` script of the project's AMD static toolkit (kept outside this repository), bf16 out, K = 7168, nonkdim 16, 4 warps),
 /// measured here 2026-12-01: (BLOCK_M, BLOCK_N, BLOCK_K, VALU/MFMA, waves per SIMD with LDS).
 pub const TRITON_ANCHORS: &[(u32, u32, u32, f64, u32)] =
     &[(32, 32, 128, 0.88, 8), (16, 64, 128, 1.06, 6), (64, 64, 128, 0.55, 4), (64, 128, 128, 0.49, 2), (128, 128, 128, 0.39, 2)];

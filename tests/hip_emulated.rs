@@ -353,7 +353,7 @@ fn shipped_amd_configs_run_emulated() {
             entries += 1;
         }
     }
-    assert_eq!(entries, 3 * 19 * 18, "MI300X, MI325X, MI355X x 19 shapes x 18 batch sizes");
+    assert_eq!(entries, 3 * 34 * 18, "MI300X, MI325X, MI355X x 34 shapes (tp 1, 2, 4, 8) x 18 batch sizes");
     for (i, (arch, symbol, group_m)) in launches.iter().enumerate() {
         let mut k = emulator::emulated_gemm_kernels().into_iter().find(|k| k.symbol == *symbol).unwrap();
         k.group_m = *group_m;
