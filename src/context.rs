@@ -171,12 +171,15 @@ impl Context {
     }
 
     fn check_device(&self, op: &'static str, stream: DeviceId, other: DeviceId) -> Result<()> {
-        for (what, d) in [("stream", stream), ("buffer", other)] {
-            if d != self.id() {
-                return Err(Error::WrongDevice { op, what: what.into(), expected: self.id().to_string(), found: d.to_string() });
-            }
+        self.check_devices(op, &[("stream", stream), ("buffer", other)])
+    }
+
+    /// Every `(what, device)` must be this context's device.
+    fn check_devices(&self, op: &'static str, items: &[(&str, DeviceId)]) -> Result<()> {
+        match items.iter().find(|(_, d)| *d != self.id()) {
+            Some((what, d)) => Err(Error::WrongDevice { op, what: (*what).into(), expected: self.id().to_string(), found: d.to_string() }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The plan for `spec`, resolved on first use and cached (a request with a larger
@@ -208,11 +211,7 @@ impl Context {
         s: &mut DeviceViewMut<'_, f32>,
     ) -> Result<()> {
         const OP: &str = "quantize_tokens";
-        for (what, d) in [("stream", stream.device()), ("input", x.device()), ("fp8 output", q.device()), ("scale output", s.device())] {
-            if d != self.id() {
-                return Err(Error::WrongDevice { op: OP, what: what.into(), expected: self.id().to_string(), found: d.to_string() });
-            }
-        }
+        self.check_devices(OP, &[("stream", stream.device()), ("input", x.device()), ("fp8 output", q.device()), ("scale output", s.device())])?;
         if m == 0 || k == 0 {
             return Err(Error::shape(OP, format!("M and K must be >= 1, got M={m} K={k}")));
         }
@@ -291,11 +290,7 @@ impl Context {
         format: Fp8Format,
     ) -> Result<PreparedWeight> {
         const OP: &str = "prepare_weight";
-        for (what, d) in [("stream", stream.device()), ("weight", q.device()), ("weight scales", scales.device())] {
-            if d != self.id() {
-                return Err(Error::WrongDevice { op: OP, what: what.into(), expected: self.id().to_string(), found: d.to_string() });
-            }
-        }
+        self.check_devices(OP, &[("stream", stream.device()), ("weight", q.device()), ("weight scales", scales.device())])?;
         let (nb, kb) = check_weight_shape(OP, n, k, block, q.len(), scales.len())?;
         let target = self.weight_target(OP, format)?;
         let qd = self.alloc::<u8>(q.len())?;
@@ -329,11 +324,7 @@ impl Context {
         format: Fp8Format,
     ) -> Result<PreparedWeight> {
         const OP: &str = "borrow_weight";
-        for (what, d) in [("stream", stream.device()), ("weight", q.device()), ("weight scales", scales.device())] {
-            if d != self.id() {
-                return Err(Error::WrongDevice { op: OP, what: what.into(), expected: self.id().to_string(), found: d.to_string() });
-            }
-        }
+        self.check_devices(OP, &[("stream", stream.device()), ("weight", q.device()), ("weight scales", scales.device())])?;
         let (nb, kb) = check_weight_shape(OP, n, k, block, q.len(), scales.len())?;
         if self.weight_target(OP, format)? != format {
             return Err(Error::invalid(OP, format!("a {format:?} weight must be converted for {} (copy it with prepare_weight_from_device)", self.device().name)));
@@ -353,11 +344,7 @@ impl Context {
     pub fn quantize_weight<T: QuantInput>(&self, stream: &Stream, w: DeviceView<'_, T>, n: usize, k: usize) -> Result<PreparedWeight> {
         const OP: &str = "quantize_weight";
         let block = (128, 128);
-        for (what, d) in [("stream", stream.device()), ("weight", w.device())] {
-            if d != self.id() {
-                return Err(Error::WrongDevice { op: OP, what: what.into(), expected: self.id().to_string(), found: d.to_string() });
-            }
-        }
+        self.check_devices(OP, &[("stream", stream.device()), ("weight", w.device())])?;
         let elems = n.checked_mul(k).filter(|e| *e <= i32::MAX as usize && n > 0 && k > 0);
         if elems != Some(w.len()) {
             return Err(Error::shape(OP, format!("weight has {} elements, expected N*K = {n}*{k} (1 ..= 2^31-1)", w.len())));

@@ -328,3 +328,25 @@ impl Drop for HostAllocation {
         unsafe { std::alloc::dealloc(self.ptr, self.layout) }
     }
 }
+
+/// The memory operations of a backend whose device memory is host memory (the CPU backend and
+/// the emulated HIP device): work runs when it is enqueued.
+pub(crate) mod host {
+    use super::{HostAllocation, RawBuffer};
+    use crate::error::Result;
+    use crate::types::DeviceId;
+
+    /// `bytes` of zeroed, 256-byte aligned host memory for `device`.
+    pub(crate) fn alloc(device: DeviceId, bytes: usize) -> Result<RawBuffer> {
+        let a = HostAllocation::new(bytes)?;
+        Ok(RawBuffer::new(a.addr(), bytes, device, Box::new(a)))
+    }
+
+    /// Copies `bytes` from `src` to `dst` (ranges may overlap).
+    ///
+    /// # Safety
+    /// Both addresses must be valid host memory for `bytes` bytes.
+    pub(crate) unsafe fn copy(dst: u64, src: u64, bytes: usize) {
+        std::ptr::copy(src as *const u8, dst as *mut u8, bytes);
+    }
+}

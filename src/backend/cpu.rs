@@ -19,7 +19,7 @@ use crate::config::KernelConfig;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::formats::Fp8Format;
-use crate::memory::{HostAllocation, RawBuffer};
+use crate::memory::{host, RawBuffer};
 use crate::problem::{ActScales, GemmProblem};
 use crate::quant::TokenQuantOptions;
 use crate::stream::Stream;
@@ -92,8 +92,7 @@ impl Backend for CpuBackend {
         1
     }
     fn alloc(&self, bytes: usize) -> Result<RawBuffer> {
-        let a = HostAllocation::new(bytes)?;
-        Ok(RawBuffer::new(a.addr(), bytes, self.id(), Box::new(a)))
+        crate::memory::host::alloc(self.id(), bytes)
     }
     fn new_stream(&self) -> Result<Stream> {
         Ok(Stream::owned(self.id(), 0, Box::new(())))
@@ -107,15 +106,15 @@ impl Backend for CpuBackend {
         Ok(())
     }
     unsafe fn copy_to_device(&self, _stream: &Stream, dst: u64, src: &[u8]) -> Result<()> {
-        std::ptr::copy_nonoverlapping(src.as_ptr(), dst as *mut u8, src.len());
+        host::copy(dst, src.as_ptr() as u64, src.len());
         Ok(())
     }
     unsafe fn copy_to_host(&self, _stream: &Stream, src: u64, dst: &mut [u8]) -> Result<()> {
-        std::ptr::copy_nonoverlapping(src as *const u8, dst.as_mut_ptr(), dst.len());
+        host::copy(dst.as_mut_ptr() as u64, src, dst.len());
         Ok(())
     }
     unsafe fn copy_on_device(&self, _stream: &Stream, dst: u64, src: u64, bytes: usize) -> Result<()> {
-        std::ptr::copy(src as *const u8, dst as *mut u8, bytes);
+        host::copy(dst, src, bytes);
         Ok(())
     }
     fn synchronize(&self, _stream: &Stream) -> Result<()> {

@@ -202,3 +202,15 @@ pub(super) unsafe fn convert_to_fnuz(launcher: &dyn HipLauncher, stream: &Stream
     // SAFETY: convert ABI; q holds `bytes` bytes and s `scales` floats.
     launcher.convert_to_fnuz(stream, LaunchConfig::linear(grid, kernels::AUX_THREADS), &values)
 }
+
+/// The distinct configs of `kernels` (the tuner's candidates).
+pub(super) fn distinct_configs(kernels: impl IntoIterator<Item = kernels::GemmKernel>) -> Vec<crate::config::KernelConfig> {
+    let mut out: Vec<crate::config::KernelConfig> = Vec::new();
+    for k in kernels {
+        let cfg = k.config();
+        if !out.contains(&cfg) {
+            out.push(cfg);
+        }
+    }
+    out
+}

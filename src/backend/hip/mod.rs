@@ -298,14 +298,7 @@ impl Backend for HipBackend {
     }
 
     fn candidate_configs(&self) -> Vec<KernelConfig> {
-        let mut out: Vec<KernelConfig> = Vec::new();
-        for k in kernels::gemm_kernels() {
-            let cfg = k.config();
-            if !out.contains(&cfg) {
-                out.push(cfg);
-            }
-        }
-        out
+        exec::distinct_configs(kernels::gemm_kernels())
     }
 
     fn default_config(&self) -> KernelConfig {
