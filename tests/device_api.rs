@@ -326,6 +326,14 @@ fn emulated_rocblas_path_runs_in_chunks_on_gfx942_only() {
     let spec950 = GemmSpec { n: 256, k: 512, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16, a_layout: ScaleLayout::RowMajor, max_m: 8 };
     assert_eq!(gfx950.gemm_plan(spec950).unwrap().path_for(8), &blockfp8::GemmPath::KernelDefault, "gfx950 has no rocBLAS FP8");
 
+    // The no-file default switch: `kernel` takes the kernel where rocBLAS would serve.
+    let kernel_default = Context::with_default_path(Arc::new(EmulatedHip::new(0).unwrap()), Arc::clone(&library), DefaultPath::Kernel);
+    let spec942 = GemmSpec { format: Fp8Format::E4m3fnuz, ..spec950 };
+    assert_eq!(kernel_default.gemm_plan(spec942).unwrap().path_for(8), &blockfp8::GemmPath::KernelDefault);
+    assert_eq!("kernel".parse::<DefaultPath>().unwrap(), DefaultPath::Kernel);
+    assert_eq!("vendor".parse::<DefaultPath>().unwrap(), DefaultPath::Vendor);
+    assert!("rocblas".parse::<DefaultPath>().unwrap_err().to_string().contains("BLOCKFP8_DEFAULT_PATH"));
+
     let (m, n, k) = (37, 256, 640);
     let mut emu = EmulatedHip::new(0).unwrap();
     // Partial products of one chunk are kb * rows * N floats: 5 * 8 * 256 * 4 bytes holds 8 rows.
