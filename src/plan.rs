@@ -206,7 +206,7 @@ impl GemmPlan {
         for e in &entries {
             log::debug!("plan N={} K={} M~{}: {} ({})", spec.n, spec.k, e.m_key, e.path.label(), e.launch.describe());
         }
-        let bytes = entries.iter().map(|e| e.launch.workspace_bytes(spec.max_m)).max().unwrap_or(0);
+        let bytes = entries.iter().map(|e| e.launch.workspace_bound(spec.max_m)).max().unwrap_or(0);
         let buffer = DeviceBuffer::from_raw(backend.alloc(bytes)?, bytes)?;
         Ok(GemmPlan { backend, spec, entries, from_file, workspace: Mutex::new(Workspace { buffer, max_m: spec.max_m }) })
     }
@@ -248,7 +248,7 @@ impl GemmPlan {
             return Ok(());
         }
         check_rows(&self.spec, max_m)?;
-        let bytes = self.entries.iter().map(|e| e.launch.workspace_bytes(max_m)).max().unwrap_or(0);
+        let bytes = self.entries.iter().map(|e| e.launch.workspace_bound(max_m)).max().unwrap_or(0);
         if bytes > ws.buffer.len() {
             self.backend.synchronize(stream)?;
             ws.buffer = DeviceBuffer::from_raw(self.backend.alloc(bytes)?, bytes)?;
@@ -303,7 +303,7 @@ impl GemmPlan {
         let entry = self.entry(m);
         let ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
         let need = entry.launch.workspace_bytes(m);
-        if m > ws.max_m && need > ws.buffer.len() {
+        if need > ws.buffer.len() {
             return Err(Error::invalid(OP, format!("M={m} needs {need} workspace bytes; the plan holds {} (sized for M <= {}): call GemmPlan::reserve first", ws.buffer.len(), ws.max_m)));
         }
         let args = GemmLaunchArgs {

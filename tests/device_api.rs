@@ -361,3 +361,22 @@ fn emulated_rocblas_path_runs_in_chunks_on_gfx942_only() {
         }
     }
 }
+
+/// A plan sized for a large M still serves a small M whose K split needs a workspace the
+/// largest M does not (the split applies only while the tiles cannot fill the device): the
+/// workspace is the most any M up to max_m needs. On the emulated gfx942 device (304 CUs), the
+/// kernel default at N=256 splits K below M ~ 9728 and not at 16384.
+#[cfg(feature = "rocm")]
+#[test]
+fn a_plan_for_large_m_has_the_workspace_small_m_splits_need() {
+    use blockfp8::backend::hip::EmulatedHip;
+    use blockfp8::DefaultPath;
+    let ctx = Context::with_default_path(Arc::new(EmulatedHip::new(0).unwrap()), Arc::new(Library::new(vec![], false, false)), DefaultPath::Kernel);
+    let stream = ctx.new_stream().unwrap();
+    let (m, n, k) = (4, 256, 2048);
+    let plan = ctx.gemm_plan(GemmSpec { n, k, block: (128, 128), format: Fp8Format::E4m3fnuz, out_dtype: OutDtype::F32, a_layout: ScaleLayout::RowMajor, max_m: 16384 }).unwrap();
+    let qp = random_quantized_problem(m, n, k, Fp8Format::E4m3fnuz, ScaleLayout::RowMajor, 21);
+    let got = device_output::<f32>(&ctx, &stream, &plan, &qp, Output::F32);
+    let diff = calc_diff(&got.to_f64(), &reference_gemm_f64(&qp.problem()));
+    assert!(diff < 1e-5, "calc_diff {diff:e}");
+}

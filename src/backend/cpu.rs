@@ -188,6 +188,9 @@ impl GemmLaunch for CpuGemm {
     fn workspace_bytes(&self, _m: usize) -> usize {
         0
     }
+    fn workspace_bound(&self, _max_m: usize) -> usize {
+        0
+    }
     unsafe fn enqueue(&self, _stream: &Stream, a: &GemmLaunchArgs) -> Result<()> {
         let shape = GemmShape { m: a.m, ..self.shape };
         let (kb, nb) = (shape.k_blocks(), shape.n_blocks());

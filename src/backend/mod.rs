@@ -93,8 +93,15 @@ pub struct GemmLaunchArgs {
 pub trait GemmLaunch: Send + Sync {
     /// What runs, for logs ("cuda kernel 128x128x128 w8 s4", "cuBLASLt", ...).
     fn describe(&self) -> String;
-    /// Device workspace this launch needs for `m` rows (the plan allocates it up front).
+    /// Device workspace this launch needs for `m` rows.
     fn workspace_bytes(&self, m: usize) -> usize;
+    /// The most workspace any M up to `max_m` needs (what a plan allocates up front). The
+    /// default scans every M (a K split, and so a workspace, can apply to small M only); a
+    /// launch whose need grows with M returns `workspace_bytes(max_m)`.
+    fn workspace_bound(&self, max_m: usize) -> usize {
+        const SCAN: usize = 1 << 16;
+        (1..=max_m.min(SCAN)).chain(std::iter::once(max_m)).map(|m| self.workspace_bytes(m)).max().unwrap_or(0)
+    }
     /// Enqueues the product on `stream` without waiting for it.
     ///
     /// # Safety

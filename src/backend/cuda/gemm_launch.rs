@@ -181,6 +181,11 @@ impl GemmLaunch for VendorLaunch {
         self.staging(m).end
     }
 
+    /// The staging areas grow with M.
+    fn workspace_bound(&self, max_m: usize) -> usize {
+        self.workspace_bytes(max_m)
+    }
+
     unsafe fn enqueue(&self, stream: &Stream, d: &GemmLaunchArgs) -> Result<()> {
         let s = GemmShape { m: d.m, ..self.shape };
         let (mp, kb) = (s.padded_m(), s.k_blocks());

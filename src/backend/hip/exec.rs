@@ -94,6 +94,11 @@ impl GemmLaunch for VendorLaunch {
     fn workspace_bytes(&self, m: usize) -> usize {
         self.plan(m).map_or(0, |p| 4 * p.workspace_elems)
     }
+
+    /// The chunked partials grow with M up to the bound.
+    fn workspace_bound(&self, max_m: usize) -> usize {
+        self.workspace_bytes(max_m)
+    }
     unsafe fn enqueue(&self, stream: &Stream, d: &GemmLaunchArgs) -> Result<()> {
         let plan = self.plan(d.m)?;
         if plan.chunk_count() > 1 {
