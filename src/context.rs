@@ -219,14 +219,7 @@ impl Context {
             Some(e) if e <= i32::MAX as usize => {}
             _ => return Err(Error::shape(OP, format!("M*K exceeds 2^31-1 elements (M={m} K={k})"))),
         }
-        if opts.group == 0 {
-            return Err(Error::invalid(OP, "group size 0"));
-        }
-        self.check_format(OP, opts.format)?;
-        let fp8_max = opts.effective_fp8_max();
-        if !(fp8_max.is_finite() && fp8_max > 0.0 && fp8_max <= opts.format.max_finite()) {
-            return Err(Error::invalid(OP, format!("fp8_max {fp8_max} outside (0, {}]", opts.format.max_finite())));
-        }
+        let fp8_max = crate::backend::check_quant_options(&*self.backend, OP, opts)?;
         let groups = k.div_ceil(opts.group);
         let want_s = opts.layout.scale_count(m, groups);
         for (what, have, want) in [("input", x.len(), m * k), ("fp8 output", q.len(), m * k), ("scale output", s.len(), want_s)] {
@@ -235,19 +228,9 @@ impl Context {
             }
         }
         self.check_aligned(OP, &[("input", x.addr()), ("fp8 output", q.addr()), ("scale output", s.addr())])?;
-        if self.backend.kind() != BackendKind::Cpu && opts.group != 128 {
-            return Err(Error::Unsupported { path: format!("{} quantization", self.backend.kind().name()), reason: format!("group {} (the GPU kernels quantize groups of 128)", opts.group) });
-        }
         let args = QuantTokensArgs { x: x.addr(), input: T::INPUT, m, k, group: opts.group, q: q.addr(), s: s.addr(), layout: opts.layout, format: opts.format, fp8_max, ue8m0: opts.ue8m0 };
         // SAFETY: devices, lengths and alignment checked above.
         unsafe { self.backend.enqueue_quantize_tokens(stream, &args) }
-    }
-
-    fn check_format(&self, op: &'static str, format: Fp8Format) -> Result<()> {
-        if self.backend.kind() != BackendKind::Cpu && format != self.fp8() {
-            return Err(Error::invalid(op, format!("{format:?} requested but {} computes in {:?}", self.device().name, self.fp8())));
-        }
-        Ok(())
     }
 
     fn check_aligned(&self, op: &'static str, addrs: &[(&str, u64)]) -> Result<()> {

@@ -147,16 +147,7 @@ impl HostOps for dyn Backend + '_ {
             return crate::quant::quantize_per_token_group(x, m, k, opts);
         }
         check_host_input(OP, x, m, k)?;
-        if opts.group != 128 {
-            return Err(Error::Unsupported { path: format!("{} quantization", self.kind().name()), reason: format!("group {} (the GPU kernels quantize groups of 128)", opts.group) });
-        }
-        if opts.format != self.device().fp8 {
-            return Err(Error::invalid(OP, format!("{:?} requested but {} computes in {:?}", opts.format, self.device().name, self.device().fp8)));
-        }
-        let fp8_max = opts.effective_fp8_max();
-        if !(fp8_max.is_finite() && fp8_max > 0.0 && fp8_max <= opts.format.max_finite()) {
-            return Err(Error::invalid(OP, format!("fp8_max {fp8_max} outside (0, {}]", opts.format.max_finite())));
-        }
+        let fp8_max = check_quant_options(self, OP, opts)?;
         let groups = k.div_ceil(128);
         let s_len = opts.layout.scale_count(m, groups);
         let stream = self.new_stream()?;
@@ -232,6 +223,28 @@ impl HostOps for dyn Backend + '_ {
         // SAFETY: each set was uploaded for this problem with the launch's workspace.
         self.time_passes(&stream, copies, opts, &|i| unsafe { launch.enqueue(&stream, &args[i]) })
     }
+}
+
+/// The token-quantization options a backend can run, checked before any work: group 128 and
+/// the device's own flavour on GPUs (the CPU takes any group and either flavour), fp8_max in
+/// (0, the flavour's max]. Returns the fp8_max to use.
+pub(crate) fn check_quant_options(be: &dyn Backend, op: &'static str, opts: &TokenQuantOptions) -> Result<f32> {
+    if opts.group == 0 {
+        return Err(Error::invalid(op, "group size 0"));
+    }
+    if be.kind() != BackendKind::Cpu {
+        if opts.group != 128 {
+            return Err(Error::Unsupported { path: format!("{} quantization", be.kind().name()), reason: format!("group {} (the GPU kernels quantize groups of 128)", opts.group) });
+        }
+        if opts.format != be.device().fp8 {
+            return Err(Error::invalid(op, format!("{:?} requested but {} computes in {:?}", opts.format, be.device().name, be.device().fp8)));
+        }
+    }
+    let fp8_max = opts.effective_fp8_max();
+    if !(fp8_max.is_finite() && fp8_max > 0.0 && fp8_max <= opts.format.max_finite()) {
+        return Err(Error::invalid(op, format!("fp8_max {fp8_max} outside (0, {}]", opts.format.max_finite())));
+    }
+    Ok(fp8_max)
 }
 
 /// Host input checks shared by both quantizers.

@@ -19,6 +19,7 @@ use crate::types::{DeviceId, GemmPath, GemmShape, InputDtype, ScaleLayout};
 pub mod cpu;
 mod host_ops;
 pub use host_ops::HostOps;
+pub(crate) use host_ops::check_quant_options;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 #[cfg(feature = "rocm")]
