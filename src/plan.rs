@@ -206,7 +206,7 @@ impl GemmPlan {
         for e in &entries {
             log::debug!("plan N={} K={} M~{}: {} ({})", spec.n, spec.k, e.m_key, e.path.label(), e.launch.describe());
         }
-        let bytes = entries.iter().map(|e| e.launch.workspace_bound(spec.max_m)).max().unwrap_or(0);
+        let bytes = workspace_for(&entries, from_file, spec.max_m);
         let buffer = DeviceBuffer::from_raw(backend.alloc(bytes)?, bytes)?;
         Ok(GemmPlan { backend, spec, entries, from_file, workspace: Mutex::new(Workspace { buffer, max_m: spec.max_m }) })
     }
@@ -248,7 +248,7 @@ impl GemmPlan {
             return Ok(());
         }
         check_rows(&self.spec, max_m)?;
-        let bytes = self.entries.iter().map(|e| e.launch.workspace_bound(max_m)).max().unwrap_or(0);
+        let bytes = workspace_for(&self.entries, self.from_file, max_m);
         if bytes > ws.buffer.len() {
             self.backend.synchronize(stream)?;
             ws.buffer = DeviceBuffer::from_raw(self.backend.alloc(bytes)?, bytes)?;
@@ -326,6 +326,26 @@ impl GemmPlan {
         // plan's own and at least what this M needs.
         unsafe { entry.launch.enqueue(stream, &args) }
     }
+}
+
+/// The workspace a plan needs for M up to `max_m`: each entry bounded over the M it serves (a
+/// file entry up to the midpoint to the next key, ties going down as `nearest` does; a bucket up
+/// to itself; the last one up to `max_m`), so an entry whose K split is pinned for a small M does
+/// not size the workspace for the largest M.
+fn workspace_for(entries: &[Entry], from_file: bool, max_m: usize) -> usize {
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let upper = match entries.get(i + 1) {
+                None => max_m,
+                Some(next) if from_file => (e.m_key + next.m_key) / 2,
+                Some(_) => e.m_key,
+            };
+            e.launch.workspace_bound(upper.min(max_m).max(1))
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// The spec's own checks (no M yet).
