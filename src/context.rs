@@ -273,8 +273,7 @@ impl Context {
         format: Fp8Format,
     ) -> Result<PreparedWeight> {
         const OP: &str = "prepare_weight";
-        self.check_devices(OP, &[("stream", stream.device()), ("weight", q.device()), ("weight scales", scales.device())])?;
-        let (nb, kb) = check_weight_shape(OP, n, k, block, q.len(), scales.len())?;
+        let (nb, kb) = self.check_device_weight(OP, stream, q, scales, n, k, block)?;
         let target = self.weight_target(OP, format)?;
         let qd = self.alloc::<u8>(q.len())?;
         let sd = self.alloc::<f32>(scales.len())?;
@@ -307,8 +306,7 @@ impl Context {
         format: Fp8Format,
     ) -> Result<PreparedWeight> {
         const OP: &str = "borrow_weight";
-        self.check_devices(OP, &[("stream", stream.device()), ("weight", q.device()), ("weight scales", scales.device())])?;
-        let (nb, kb) = check_weight_shape(OP, n, k, block, q.len(), scales.len())?;
+        let (nb, kb) = self.check_device_weight(OP, stream, q, scales, n, k, block)?;
         if self.weight_target(OP, format)? != format {
             return Err(Error::invalid(OP, format!("a {format:?} weight must be converted for {} (copy it with prepare_weight_from_device)", self.device().name)));
         }
@@ -341,6 +339,14 @@ impl Context {
         // SAFETY: w holds n*k elements of this device; q and s are fresh buffers of the sizes the kernel writes.
         unsafe { self.backend.enqueue_quantize_weight(stream, &args)? };
         self.finish_weight(stream, n, k, block, (nb, kb), format, format, qd, sd)
+    }
+
+    /// A weight given as device views: the views and the stream on this device, the lengths
+    /// those of an N x K weight in `block` blocks. Returns (N blocks, K blocks).
+    #[allow(clippy::too_many_arguments)]
+    fn check_device_weight(&self, op: &'static str, stream: &Stream, q: DeviceView<'_, u8>, scales: DeviceView<'_, f32>, n: usize, k: usize, block: (usize, usize)) -> Result<(usize, usize)> {
+        self.check_devices(op, &[("stream", stream.device()), ("weight", q.device()), ("weight scales", scales.device())])?;
+        check_weight_shape(op, n, k, block, q.len(), scales.len())
     }
 
     /// The flavour a weight of `format` is stored in on this device.

@@ -143,6 +143,27 @@ impl Drop for Registered {
     }
 }
 
+/// The emulation library's entry point of GEMM `kernel` for `arch`.
+fn emu_gemm_fn(arch: Arch, kernel: &GemmKernel) -> Result<EmuGemmFn> {
+    generated::EMU_GEMMS
+        .iter()
+        .find(|(sym, a, _)| *sym == kernel.symbol && *a == arch.name())
+        .map(|(_, _, f)| *f)
+        .ok_or_else(|| Error::Unsupported { path: kernel.symbol.into(), reason: "not in the emulated kernel set".into() })
+}
+
+/// The emulation library's `scale_reduce_<out>` for `arch`.
+fn scale_reduce_fn(arch: Arch, out: OutDtype) -> ScaleReduceFn {
+    match (arch, out) {
+        (Arch::Gfx942, OutDtype::Bf16) => emu_scale_reduce_bf16_gfx942,
+        (Arch::Gfx942, OutDtype::F16) => emu_scale_reduce_f16_gfx942,
+        (Arch::Gfx942, OutDtype::F32) => emu_scale_reduce_f32_gfx942,
+        (Arch::Gfx950, OutDtype::Bf16) => emu_scale_reduce_bf16_gfx950,
+        (Arch::Gfx950, OutDtype::F16) => emu_scale_reduce_f16_gfx950,
+        (Arch::Gfx950, OutDtype::F32) => emu_scale_reduce_f32_gfx950,
+    }
+}
+
 fn check(rc: i32, what: &str) -> Result<()> {
     if rc == 0 {
         return Ok(());
@@ -198,11 +219,7 @@ pub fn gemm(arch: Arch, kernel: &GemmKernel, p: &GemmProblem, misalign: bool) ->
     if s.out_dtype != kernel.out {
         return Err(Error::invalid(OP, format!("kernel {} writes {:?}, problem asks for {:?}", kernel.symbol, kernel.out, s.out_dtype)));
     }
-    let f = generated::EMU_GEMMS
-        .iter()
-        .find(|(sym, a, _)| *sym == kernel.symbol && *a == arch.name())
-        .map(|(_, _, f)| *f)
-        .ok_or_else(|| Error::Unsupported { path: kernel.symbol.into(), reason: "not in the emulated kernel set".into() })?;
+    let f = emu_gemm_fn(arch, kernel)?;
     let (m, n, k) = (to_i32(s.m, "M")?, to_i32(s.n, "N")?, to_i32(s.k, "K")?);
     let (sm, skb) = p.a_scales.layout.strides(s.m, s.k_blocks());
     let a = Fp8Buffer::new(p.a, misalign);
@@ -369,14 +386,7 @@ pub fn scale_reduce(arch: Arch, out: OutDtype, args: &ScaleReduceArgs) -> Result
         (a.b_scales.as_ptr() as *const c_void, a.b_scales.len() * 4),
         (c.as_ptr() as *const c_void, c.len()),
     ]);
-    let f: ScaleReduceFn = match (arch, out) {
-        (Arch::Gfx942, OutDtype::Bf16) => emu_scale_reduce_bf16_gfx942,
-        (Arch::Gfx942, OutDtype::F16) => emu_scale_reduce_f16_gfx942,
-        (Arch::Gfx942, OutDtype::F32) => emu_scale_reduce_f32_gfx942,
-        (Arch::Gfx950, OutDtype::Bf16) => emu_scale_reduce_bf16_gfx950,
-        (Arch::Gfx950, OutDtype::F16) => emu_scale_reduce_f16_gfx950,
-        (Arch::Gfx950, OutDtype::F32) => emu_scale_reduce_f32_gfx950,
-    };
+    let f = scale_reduce_fn(arch, out);
     let grid = grid_u32((a.rows * a.n).div_ceil(256), SOP)?;
     // SAFETY: lengths checked above; accesses are range-checked by the emulator.
     let rc = unsafe {
@@ -508,11 +518,7 @@ pub(super) mod launch {
     /// # Safety
     /// The arguments' addresses must hold the extents their sizes imply.
     pub unsafe fn gemm(arch: Arch, kernel: &GemmKernel, grid: (u32, u32), a: &abi::GemmArgs) -> Result<()> {
-        let f = generated::EMU_GEMMS
-            .iter()
-            .find(|(sym, ar, _)| *sym == kernel.symbol && *ar == arch.name())
-            .map(|(_, _, f)| *f)
-            .ok_or_else(|| Error::Unsupported { path: kernel.symbol.into(), reason: "not in the emulated kernel set".into() })?;
+        let f = emu_gemm_fn(arch, kernel)?;
         let (m, n, k) = (a.m as usize, a.n as usize, a.k as usize);
         let kb = k.div_ceil(kernels::SCALE_BLOCK) as i32;
         let _reg = Registered::new(&[
@@ -548,14 +554,7 @@ pub(super) mod launch {
     /// As [`gemm`].
     pub unsafe fn scale_reduce(arch: Arch, out: OutDtype, grid: u32, a: &abi::ScaleReduceArgs) -> Result<()> {
         let r = &a.plan;
-        let f: ScaleReduceFn = match (arch, out) {
-            (Arch::Gfx942, OutDtype::Bf16) => emu_scale_reduce_bf16_gfx942,
-            (Arch::Gfx942, OutDtype::F16) => emu_scale_reduce_f16_gfx942,
-            (Arch::Gfx942, OutDtype::F32) => emu_scale_reduce_f32_gfx942,
-            (Arch::Gfx950, OutDtype::Bf16) => emu_scale_reduce_bf16_gfx950,
-            (Arch::Gfx950, OutDtype::F16) => emu_scale_reduce_f16_gfx950,
-            (Arch::Gfx950, OutDtype::F32) => emu_scale_reduce_f32_gfx950,
-        };
+        let f = scale_reduce_fn(arch, out);
         let (rows, n, kb) = (r.rows.max(0) as usize, r.n.max(0) as usize, r.kb.max(0) as usize);
         let _reg = Registered::new(&[
             (ptr(a.partial), 4 * ((kb.saturating_sub(1)) * r.batch_stride.max(0) as usize + rows * n)),
