@@ -165,3 +165,17 @@ fn bf16_baseline_rows_render_everywhere() {
     bench::plot_svg(&report, &svg).unwrap();
     assert!(std::fs::read_to_string(&svg).unwrap().contains("N=256 K=256 bf16 vendor"));
 }
+
+#[test]
+fn gpu_timing_rotates_at_least_four_copies_unless_told_not_to() {
+    let t = TimingOptions::default(); // 256 MiB
+    // A 132 MB set (N=7168, K=18432 weights) would need 2 copies for 256 MiB: 4 are used.
+    assert_eq!(t.copies(132_000_000, 32), 4);
+    // Small sets rotate past the cache, up to the cap.
+    assert_eq!(t.copies(16 << 20, 32), 16);
+    assert_eq!(t.copies(1 << 10, 32), 32);
+    assert_eq!(t.copies(0, 16), 16);
+    // No rotation asked for: one copy.
+    let none = TimingOptions { rotate_bytes: 0, ..Default::default() };
+    assert_eq!(none.copies(1 << 10, 32), 1);
+}

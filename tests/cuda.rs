@@ -148,6 +148,14 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
         let few = kernels::heuristic_config(&shape(8, 7168, 18432), 132);
         assert_eq!((kernels::body(&few), kernels::split_k(&few, &shape(8, 7168, 18432), 132)), (Some("tma_swap"), 2));
     }
+    // Persistent grids: the fewest CTAs that keep the wave count (512 tiles: 4 waves on 128,
+    // not 132); no more CTAs than work; an exact multiple stays whole.
+    assert_eq!(kernels::persistent_ctas(512, 132), 128);
+    assert_eq!(kernels::persistent_ctas(896, 132), 128);
+    assert_eq!(kernels::persistent_ctas(100, 132), 100);
+    assert_eq!(kernels::persistent_ctas(264, 132), 132);
+    assert_eq!(kernels::persistent_ctas(133, 132), 67);
+    assert_eq!(kernels::persistent_ctas(5, 0), 1);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the H200 ($OUT set): the Hopper race of record. Builds DeepGEMM from a carried copy of the
 # peers folder (.peers/, never committed: copy the project's shared peers folder there and name
-# it in `carry`), times it on the 16 anchor shapes and DeepGEMM's four table shapes, runs
+# it in `carry`), times it on the 16 anchor shapes and DeepGEMM's four table shapes with the
+# crate's own graph method (deepgemm_time.py), runs
 # `blockfp8 bench` (tuned path through the shipped configs, kernel default, cuBLASLt) on the
 # same shapes in the same call, and prints one table (race_table.py). Needs .device-bin/blockfp8
 # (ci/h200/stage.sh default).
@@ -14,12 +15,12 @@ shapes="8,4096,7168 8,7168,18432 8,18432,7168 64,4096,7168 64,7168,18432 64,1843
 args=(); for s in $shapes; do args+=(--mnk "$s"); done
 ( bash "$P/build_deepgemm.sh" > "$OUT/deepgemm_build.log" 2>&1 \
   && export PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-} \
-  && { for i in $(seq 0 19); do python3 "$P/deepgemm_bench.py" --warm "$i" & done; wait; } > "$OUT/deepgemm_warm.log" 2>&1 ) &
+  && { for s in $shapes; do python3 "$here/deepgemm_time.py" --warm "$s" & done; wait; } > "$OUT/deepgemm_warm.log" 2>&1 ) &
 dg_build=$!
 # The crate's bench runs while DeepGEMM compiles (CPU work); DeepGEMM is timed after, alone.
 timeout 420 $B/blockfp8 bench --backend cuda --no-progress --json "${args[@]}" > "$OUT/crate.json" 2> "$OUT/crate.err"
 echo "crate bench rc=$?"
 wait $dg_build
-PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-} timeout 300 python3 "$P/deepgemm_bench.py" --json "$OUT/deepgemm.json" > "$OUT/deepgemm.log" 2>&1
+PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-} timeout 300 python3 "$here/deepgemm_time.py" --json "$OUT/deepgemm.json" "${args[@]}" > "$OUT/deepgemm.log" 2>&1
 echo "deepgemm bench rc=$?"
 python3 "$here/race_table.py" "$OUT/crate.json" "$OUT/deepgemm.json" | tee "$OUT/race.md"

@@ -40,5 +40,5 @@ if [ "$what" = python ] || [ "$what" = all ]; then
     strip -o $B/libblockfp8_capi.so target/release/libblockfp8_capi.so
     mkdir -p $B/wheels && python3 -m pip download -q -d $B/wheels pytest
 fi
-cp ci/h200/*.sh cuda/device_run.sh $B/
+cp ci/h200/*.sh ci/h200/*.py cuda/device_run.sh $B/
 ls -l $B

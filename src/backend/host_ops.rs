@@ -213,7 +213,7 @@ impl HostOps for dyn Backend + '_ {
         let launch = self.checked_launch(p, path)?;
         let stream = self.new_stream()?;
         let first = DeviceProblem::upload(self, &stream, p, &*launch)?;
-        let copies = if self.kind() == BackendKind::Cpu { 1 } else { opts.rotate_bytes.div_ceil(first.bytes().max(1)).clamp(1, 32) };
+        let copies = if self.kind() == BackendKind::Cpu { 1 } else { opts.copies(first.bytes(), 32) };
         let mut sets = vec![first];
         for _ in 1..copies {
             sets.push(DeviceProblem::upload(self, &stream, p, &*launch)?);

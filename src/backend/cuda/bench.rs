@@ -98,7 +98,7 @@ impl Owned {
 fn measured_floor_us(be: &CudaBackend, owned: &Owned, t: &TimingOptions) -> Result<(f64, u32)> {
     let s = owned.shape;
     let c_bytes = s.m * s.n * s.out_dtype.bytes();
-    let copies = t.rotate_bytes.div_ceil(owned.a.len() + owned.b.len() + c_bytes).clamp(1, 32);
+    let copies = t.copies(owned.a.len() + owned.b.len() + c_bytes, 32);
     let gpu = &be.gpu;
     let mut sets = Vec::with_capacity(copies);
     for _ in 0..copies {

@@ -162,7 +162,7 @@ pub(crate) fn time(be: &CudaBackend, p: &GemmProblem, t: &TimingOptions) -> Resu
     let out = Output::Bf16(gpu.download(&first.c)?.into_iter().map(bf16::from_bits).collect());
 
     let set_bytes = 2 * (m * k + n * k + m * n);
-    let copies = t.rotate_bytes.div_ceil(set_bytes).clamp(1, 32);
+    let copies = t.copies(set_bytes, 32);
     let mut sets = vec![first];
     for _ in 1..copies {
         let d = &sets[0];

@@ -42,6 +42,18 @@ pub fn tile_groups(block_m: u32, block_n: u32, cluster: u32, shape: &GemmShape) 
     shape.m.div_ceil(block_m.max(1) as usize * cluster.max(1) as usize) * shape.n.div_ceil(block_n.max(1) as usize)
 }
 
+/// Persistent CTAs (or clusters) for `work` items when at most `slots` run at once: the fewest
+/// that still finish in the same number of waves (`ceil(work / waves)`), so that no slot idles
+/// through the last wave while the others draw power. On the power-capped H200 the GPU clock
+/// rises as fewer SMs run: 512 tiles take 4 waves on 128 CTAs as on 132.
+pub fn persistent_ctas(work: u64, slots: u64) -> u64 {
+    let slots = slots.max(1);
+    if work <= slots {
+        return work;
+    }
+    work.div_ceil(work.div_ceil(slots))
+}
+
 /// K splits for `cfg` on `shape`: the config's SPLIT_K if set (the tuner writes the split it
 /// timed); else, when the tiles do not fill the SMs (one CTA per SM for TMA tiles, two for
 /// mma.sync tiles; a cluster takes as many SMs as CTAs and works on that many tiles), at most

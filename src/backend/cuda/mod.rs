@@ -164,7 +164,7 @@ impl CudaBackend {
         let in_bytes = m * k * if input_bf16 { 2 } else { 4 };
         let s_len = ScaleLayout::ColumnMajor.scale_count(m, k.div_ceil(128)); // enough for either layout
         let set_bytes = in_bytes + m * k + 4 * s_len;
-        let copies = t.rotate_bytes.div_ceil(set_bytes).clamp(1, 16);
+        let copies = t.copies(set_bytes, 16);
         let mut rng = 0x9E3779B97F4A7C15u64;
         let host: Vec<u16> = (0..m * k)
             .map(|_| {
