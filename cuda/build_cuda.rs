@@ -63,9 +63,10 @@ impl Tile {
         // kernel default; K=7168 13.8 against 14.2).
         let narrow = self.bn == 32 && self.bm == 64 && self.warps == 4;
         let tma_common = wgmma_build && self.stages >= 3 && (self.bn == 64 || self.bn == 128 || narrow);
-        // 128x192: two consumers of 64x192 (the widest accumulators that fit the registers);
+        // 128x144 / 128x192: two consumers of 64x144 / 64x192 (192 the widest accumulators
+        // that fit the registers; 144 is DeepGEMM's tile for N = 18432, one wave of 128 tiles);
         // 128x256: two consumers of 64x256 in two waves of 128 columns.
-        let wide = wgmma_build && self.stages >= 3 && self.bm == 128 && matches!(self.bn, 192 | 256) && self.warps == 8;
+        let wide = wgmma_build && self.stages >= 3 && self.bm == 128 && matches!(self.bn, 144 | 192 | 256) && self.warps == 8;
         if wide || (tma_common && (self.bm == 64 || self.bm == 128) && self.warps == 4 * (self.bm / 64)) {
             Body::Tma { swap: false }
         } else if tma_common && matches!(self.bm, 16 | 32 | 64) && self.warps == 4 * (self.bn / 64) {
@@ -123,10 +124,10 @@ fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
     if t.bm == 0 || t.bm % 16 != 0 || t.bm > 256 {
         return Some(format!("BLOCK_SIZE_M={} (needs a multiple of 16 up to 256)", t.bm));
     }
-    let wide = matches!(t.bn, 192 | 256) && body == (Body::Tma { swap: false });
+    let wide = matches!(t.bn, 144 | 192 | 256) && body == (Body::Tma { swap: false });
     if !wide && (t.bn < 16 || 128 % t.bn != 0) {
         return Some(format!(
-            "BLOCK_SIZE_N={} (needs 16, 32, 64 or 128, or 192 / 256 with BLOCK_SIZE_M=128, num_warps=8, num_stages>=3 on sm_90a)",
+            "BLOCK_SIZE_N={} (needs 16, 32, 64 or 128, or 144 / 192 / 256 with BLOCK_SIZE_M=128, num_warps=8, num_stages>=3 on sm_90a)",
             t.bn
         ));
     }
@@ -176,7 +177,7 @@ fn default_tiles(wgmma_build: bool) -> Vec<Tile> {
 fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
     let mut out = Vec::new();
     for bm in [16, 32, 64, 128] {
-        for bn in [32, 64, 128, 192, 256] {
+        for bn in [32, 64, 128, 144, 192, 256] {
             for warps in [4, 8] {
                 for stages in [3, 4, 5, 6, 8, 12] {
                     let t = Tile { bm, bn, warps, stages, cluster: 1 };
@@ -186,7 +187,7 @@ fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
                         continue;
                     }
                     let tma = matches!(t.body(true), Body::Tma { .. });
-                    // 192 and 256 exist only on the TMA body.
+                    // 144, 192 and 256 exist only on the TMA body.
                     let wanted = if wgmma_build { tma } else { bn <= 128 };
                     if wanted && tile_problem(&t, wgmma_build).is_none() {
                         out.push(t);

@@ -18,8 +18,9 @@
 // SWAP (small M): the weight tile is the wgmma M side (64 rows per consumer warpgroup) and the
 // BM tokens are its N side (16, 32 or 64), so a handful of tokens does not waste a 64-row MMA,
 // and a 64-token tile can read 128 weight rows per A tile with two consumer warpgroups.
-// Tiles: BN 64/128 lie inside one 128-wide weight-scale block; BN 192 (two consumers of
-// 64x192, the widest accumulators that fit the registers) spans two, so each stage carries two
+// Tiles: BN 32/64/128 lie inside one 128-wide weight-scale block; BN 144 and 192 (two
+// consumers of 64x144 / 64x192, 192 the widest accumulators that fit the registers) span two,
+// so each stage carries two
 // weight scales. BN 256 covers two blocks in two waves of 128 columns: per K block each
 // consumer issues, waits for and promotes one wave, then the other, so it holds one 64x128
 // accumulator and 64x256 totals (64 + 128 registers, as 96 + 96 at 128x192).
@@ -133,9 +134,9 @@ struct TmaTile {
     static constexpr int OFF_C = (OFF_BAR + 2 * STAGES * 8 + 15) / 16 * 16;
     static constexpr int SMEM = OFF_C + (SWAP ? W * BM * C_PITCH * 2 : 0);
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
-    static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || (WN == 192 && !SWAP && CONSUMERS == 2), "wgmma N");
-    static_assert((BN <= 128 && 128 % BN == 0) || BN == 192 || (BN == 256 && NWAVES == 2 && CONSUMERS == 2),
-                  "a BN tile lies inside one weight-scale block, or 192 wide spans two, or 256 wide covers two in waves");
+    static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || ((WN == 144 || WN == 192) && !SWAP && CONSUMERS == 2), "wgmma N");
+    static_assert((BN <= 128 && 128 % BN == 0) || BN == 144 || BN == 192 || (BN == 256 && NWAVES == 2 && CONSUMERS == 2),
+                  "a BN tile lies inside one weight-scale block, or 144 / 192 wide spans two, or 256 wide covers two in waves");
     static_assert(CL == 1 || (CL == 2 && !SWAP && BN % 16 == 0), "multicast pairs normal tiles (each CTA loads BN / 2 weight rows)");
 };
 
@@ -421,11 +422,24 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 tot[4 * j + 3] = fmaf(y1, acc[4 * j + 3], tot[4 * j + 3]);
             }
         };
-        if constexpr (T::SB == 2 && T::NWAVES == 1 && !T::SWAP) {
+        if constexpr (T::SB == 2 && T::NWAVES == 1 && !T::SWAP && BN == 192) {
             // A 192-wide tile starts at a block edge (second block from column 128) or in
             // a block's middle (from column 64).
             if (jb == 16) promote(IntC<16>{});
             else promote(IntC<8>{});
+        } else if constexpr (T::SB == 2 && T::NWAVES == 1 && !T::SWAP && BN == 144) {
+            // A 144-wide tile starts 16 t columns into a block (t = tile % 8): its second block
+            // starts at group jb = 16 - 2 t.
+            switch (jb) {
+                case 16: promote(IntC<16>{}); break;
+                case 14: promote(IntC<14>{}); break;
+                case 12: promote(IntC<12>{}); break;
+                case 10: promote(IntC<10>{}); break;
+                case 8: promote(IntC<8>{}); break;
+                case 6: promote(IntC<6>{}); break;
+                case 4: promote(IntC<4>{}); break;
+                default: promote(IntC<2>{}); break;
+            }
         } else {
             promote(IntC<R / 4>{});
         }
@@ -519,8 +533,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 }
                 __syncwarp();
 #pragma unroll
-                for (int t = 0; t < 16 * CH / 32; ++t) {
+                for (int t = 0; t < (16 * CH + 31) / 32; ++t) {
                     const int idx = t * 32 + sl, r = idx / CH, c = idx % CH;
+                    if (16 * CH % 32 != 0 && idx >= 16 * CH) continue;  // 144 wide: 9 chunks a row
                     const int chunk = (c & ~7) | ((c ^ r) & 7);
                     const int row = row0 + r, col = n0 + p * (BN / C_PASSES) + 8 * c;
                     if (row >= M || col >= N) continue;

@@ -263,12 +263,15 @@ fn malformed_files_are_rejected_with_reasons() {
     assert!(cfg.is_blockfp8_only());
     let (_, plain) = ConfigTable::parse(&format!("{{\"1\": {OK}}}")).unwrap().nearest(1).map(|(m, c)| (m, c.clone())).unwrap();
     assert_eq!((plain.cluster(), plain.is_blockfp8_only()), (1, false));
-    // BLOCK_SIZE_N = 192 (CUDA's 128x192 tile) is the one non-power of two a file may hold;
-    // vLLM cannot run it, so it marks the entry as blockfp8's like the keys above.
-    let t = ConfigTable::parse(&with("BLOCK_SIZE_N", "192")).unwrap();
-    let (_, wide) = t.nearest(1).unwrap();
-    assert_eq!((wide.block_n, wide.is_blockfp8_only()), (192, true));
+    // BLOCK_SIZE_N = 144 and 192 (CUDA's 128x144 and 128x192 tiles) are the non-powers of two a
+    // file may hold; vLLM cannot run them, so they mark the entry as blockfp8's like the keys above.
+    for n in [144, 192] {
+        let t = ConfigTable::parse(&with("BLOCK_SIZE_N", &n.to_string())).unwrap();
+        let (_, wide) = t.nearest(1).unwrap();
+        assert_eq!((wide.block_n, wide.is_blockfp8_only()), (n, true));
+    }
     rejects(&with("BLOCK_SIZE_N", "96"), "power of two");
+    rejects(&with("BLOCK_SIZE_N", "160"), "power of two");
 }
 
 #[test]

@@ -310,14 +310,17 @@ fn gemm_ragged_shapes_match_reference() {
 fn every_compiled_config_is_correct() {
     let be = gpu();
     // TMA tiles (K % 16 == 0, partial tiles on every side), the mma.sync fallback (K = 200),
-    // a single token, column-major scales, and three 128-row tiles (clusters of two pair the
-    // first two and leave the third's partner past M).
+    // a single token, column-major scales, three 128-row tiles (clusters of two pair the
+    // first two and leave the third's partner past M), and every start offset of 144-wide tiles.
     let shapes = [
         (77, 200, 1280, ScaleLayout::RowMajor),
         (130, 576, 200, ScaleLayout::RowMajor),
         (1, 129, 384, ScaleLayout::RowMajor),
         (40, 320, 640, ScaleLayout::ColumnMajor),
         (300, 456, 896, ScaleLayout::RowMajor),
+        // 144-wide tiles start 0, 16, ..., 112 columns into a weight-scale block: N = 1160
+        // reaches all eight (and ends in a partial tile).
+        (33, 1160, 256, ScaleLayout::RowMajor),
     ];
     let problems: Vec<QuantizedProblem> = shapes
         .iter()

@@ -21,10 +21,11 @@ pub const PATH_KEY: &str = "blockfp8_path";
 /// the key like `PATH_KEY`, so `tune --vllm-compatible` never picks such a candidate.
 pub const CLUSTER_KEY: &str = "blockfp8_cluster";
 
-/// The one BLOCK_SIZE_N that is not a power of two which files may hold: CUDA's 128x192 tile
-/// (two warpgroups of 64x192, the widest accumulators the registers take). Only blockfp8 runs
-/// it, so like the keys above it keeps a file from vLLM (`is_blockfp8_only`).
-pub const WIDE_BLOCK_N: u32 = 192;
+/// The BLOCK_SIZE_N values that are not powers of two which files may hold: CUDA's 128x144 and
+/// 128x192 tiles (two warpgroups of 64x144 / 64x192; 192 the widest accumulators the registers
+/// take). Only blockfp8 runs them, so like the keys above they keep a file from vLLM
+/// (`is_blockfp8_only`).
+pub const WIDE_BLOCK_NS: [u32; 2] = [144, 192];
 
 /// Key in an entry fixing the number of K splits (CUDA; otherwise the backend's rule picks
 /// it). The tuner writes the split it timed into files for this crate, so that a later rule
@@ -102,10 +103,10 @@ impl KernelConfig {
     }
 
     /// Whether only blockfp8 can run the entry: it carries keys only blockfp8 reads (vLLM's
-    /// launcher rejects them), or `WIDE_BLOCK_N`, which vLLM's Triton kernel cannot run (its
-    /// tiles are powers of two).
+    /// launcher rejects them), or one of `WIDE_BLOCK_NS`, which vLLM's Triton kernel cannot run
+    /// (its tiles are powers of two).
     pub fn is_blockfp8_only(&self) -> bool {
-        self.block_n == WIDE_BLOCK_N || [PATH_KEY, CLUSTER_KEY, SPLIT_K_KEY, SOURCE_KEY, PREDICTED_FOR_KEY].iter().any(|k| self.extra.contains_key(*k))
+        WIDE_BLOCK_NS.contains(&self.block_n) || [PATH_KEY, CLUSTER_KEY, SPLIT_K_KEY, SOURCE_KEY, PREDICTED_FOR_KEY].iter().any(|k| self.extra.contains_key(*k))
     }
 
     /// Whether a model chose this entry (`SOURCE_KEY` = "predicted") rather than a measurement.

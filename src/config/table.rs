@@ -142,9 +142,9 @@ impl KernelConfig {
     /// Range checks on the typed fields (the parser has already checked the JSON types).
     pub fn validate(&self) -> Result<(), String> {
         for (name, v) in [("BLOCK_SIZE_M", self.block_m), ("BLOCK_SIZE_N", self.block_n), ("BLOCK_SIZE_K", self.block_k)] {
-            let blockfp8_wide = name == "BLOCK_SIZE_N" && v == super::WIDE_BLOCK_N;
+            let blockfp8_wide = name == "BLOCK_SIZE_N" && super::WIDE_BLOCK_NS.contains(&v);
             if !blockfp8_wide && (!v.is_power_of_two() || v > 1024) {
-                return Err(format!("{name} = {v} is not a power of two in 1..=1024 (or {} for BLOCK_SIZE_N)", super::WIDE_BLOCK_N));
+                return Err(format!("{name} = {v} is not a power of two in 1..=1024 (or 144 or 192 for BLOCK_SIZE_N)"));
             }
         }
         if !(1..=4096).contains(&self.group_m) {

@@ -53,7 +53,7 @@ pub struct ItemSettings {
     pub seed: u64,
     /// Write blockfp8's own keys: let the vendor path win an entry (recorded with
     /// `PATH_KEY: "vendor"`), a cluster size, the backend's pinned K split, a tile only
-    /// blockfp8 runs (`WIDE_BLOCK_N`). Off: only kernel configs vLLM can read are written, as
+    /// blockfp8 runs (`WIDE_BLOCK_NS`). Off: only kernel configs vLLM can read are written, as
     /// vLLM's Triton launch rejects unknown keys.
     pub blockfp8_keys: bool,
 }

@@ -92,7 +92,7 @@ pub struct TuneOptions {
     /// Write blockfp8's own keys: the vendor path (rocBLAS / cuBLASLt) may win an entry,
     /// recorded with `config::PATH_KEY: "vendor"` next to the fastest kernel's fields; a
     /// cluster size (`CLUSTER_KEY`); the K split the backend chose (`SPLIT_K_KEY`); tiles only
-    /// blockfp8 runs (`WIDE_BLOCK_N`). Turn off for files that vLLM itself will load: its
+    /// blockfp8 runs (`WIDE_BLOCK_NS`). Turn off for files that vLLM itself will load: its
     /// Triton launch passes every key of an entry to the kernel and Triton 3 rejects unknown
     /// keyword arguments. Off, entries replace the kernel default and only kernel configs are
     /// written.
