@@ -16,6 +16,8 @@ import math
 import torch
 import deep_gemm
 
+from graph_timing import cuda_graph_us
+
 FP8 = torch.float8_e4m3fn
 FP8_MAX = torch.finfo(FP8).max
 ROTATE_BYTES = 256 << 20  # as the crate's TimingOptions
@@ -70,30 +72,11 @@ def reference(a, a_s, b, b_s):
 
 
 def graph_us(sets):
-    side = torch.cuda.Stream(DEV)
-    side.wait_stream(torch.cuda.current_stream(DEV))
-    with torch.cuda.stream(side):
-        for _ in range(WARMUP):
-            for p in sets:
-                run(p)
-    torch.cuda.current_stream(DEV).wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    def one_pass():
         for p in sets:
             run(p)
-    graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(REPEATS):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        graph.replay()
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3 / len(sets))
-    return sorted(times)[len(times) // 2]
+
+    return cuda_graph_us(one_pass, DEV, WARMUP, REPEATS) / len(sets)
 
 
 def time_shape(m, n, k):

@@ -23,6 +23,7 @@ import time
 import torch
 
 import blockfp8
+from graph_timing import cuda_graph_us
 
 ANCHORS = [
     (8, 4096, 7168), (8, 7168, 18432), (8, 18432, 7168),
@@ -59,32 +60,7 @@ def graph_time_us(pass_fn):
     """Median microseconds of one replay of a graph that runs `pass_fn()` once, over REPEATS replays."""
     if DEV.type == "cpu":
         return host_time_us(pass_fn)
-    side = torch.cuda.Stream(DEV)
-    side.wait_stream(torch.cuda.current_stream(DEV))
-    with torch.cuda.stream(side):
-        for _ in range(WARMUP):
-            pass_fn()
-    torch.cuda.current_stream(DEV).wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        pass_fn()
-    for _ in range(WARMUP):
-        graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(REPEATS):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        # Behind another replay, so that the host's submission of the timed one is not counted
-        # (as the crate's bench times its graphs).
-        graph.replay()
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    del graph
-    return sorted(times)[len(times) // 2]
+    return cuda_graph_us(pass_fn, DEV, WARMUP, REPEATS)
 
 
 class Inputs:
