@@ -331,6 +331,44 @@ impl Drop for HostAllocation {
 
 /// The memory operations of a backend whose device memory is host memory (the CPU backend and
 /// the emulated HIP device): work runs when it is enqueued.
+/// The memory and stream primitives of a backend whose device memory is host memory and whose
+/// work runs as it is enqueued (the CPU backend, the emulated HIP device): expanded inside their
+/// `impl Backend` blocks, so that both keep one definition of these semantics.
+macro_rules! host_memory_primitives {
+    () => {
+        fn alloc(&self, bytes: usize) -> $crate::error::Result<$crate::memory::RawBuffer> {
+            $crate::memory::host::alloc(self.id(), bytes)
+        }
+        fn new_stream(&self) -> $crate::error::Result<$crate::stream::Stream> {
+            Ok($crate::stream::Stream::owned(self.id(), 0, Box::new(())))
+        }
+        /// Work runs as it is enqueued: any handle serves as a stream.
+        fn check_raw_stream(&self, _raw: u64) -> $crate::error::Result<()> {
+            Ok(())
+        }
+        /// Host memory cannot be told from other host memory.
+        fn check_raw_memory(&self, _addr: u64, _bytes: usize) -> $crate::error::Result<()> {
+            Ok(())
+        }
+        unsafe fn copy_to_device(&self, _stream: &$crate::stream::Stream, dst: u64, src: &[u8]) -> $crate::error::Result<()> {
+            $crate::memory::host::copy(dst, src.as_ptr() as u64, src.len());
+            Ok(())
+        }
+        unsafe fn copy_to_host(&self, _stream: &$crate::stream::Stream, src: u64, dst: &mut [u8]) -> $crate::error::Result<()> {
+            $crate::memory::host::copy(dst.as_mut_ptr() as u64, src, dst.len());
+            Ok(())
+        }
+        unsafe fn copy_on_device(&self, _stream: &$crate::stream::Stream, dst: u64, src: u64, bytes: usize) -> $crate::error::Result<()> {
+            $crate::memory::host::copy(dst, src, bytes);
+            Ok(())
+        }
+        fn synchronize(&self, _stream: &$crate::stream::Stream) -> $crate::error::Result<()> {
+            Ok(())
+        }
+    };
+}
+pub(crate) use host_memory_primitives;
+
 pub(crate) mod host {
     use super::{HostAllocation, RawBuffer};
     use crate::error::Result;

@@ -19,7 +19,6 @@ use crate::config::KernelConfig;
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::formats::Fp8Format;
-use crate::memory::{host, RawBuffer};
 use crate::problem::{ActScales, GemmProblem};
 use crate::quant::TokenQuantOptions;
 use crate::stream::Stream;
@@ -91,35 +90,7 @@ impl Backend for CpuBackend {
     fn alignment(&self) -> usize {
         1
     }
-    fn alloc(&self, bytes: usize) -> Result<RawBuffer> {
-        crate::memory::host::alloc(self.id(), bytes)
-    }
-    fn new_stream(&self) -> Result<Stream> {
-        Ok(Stream::owned(self.id(), 0, Box::new(())))
-    }
-    /// The CPU runs work as it is enqueued: any handle serves as its stream.
-    fn check_raw_stream(&self, _raw: u64) -> Result<()> {
-        Ok(())
-    }
-    /// Host memory cannot be told from other host memory.
-    fn check_raw_memory(&self, _addr: u64, _bytes: usize) -> Result<()> {
-        Ok(())
-    }
-    unsafe fn copy_to_device(&self, _stream: &Stream, dst: u64, src: &[u8]) -> Result<()> {
-        host::copy(dst, src.as_ptr() as u64, src.len());
-        Ok(())
-    }
-    unsafe fn copy_to_host(&self, _stream: &Stream, src: u64, dst: &mut [u8]) -> Result<()> {
-        host::copy(dst.as_mut_ptr() as u64, src, dst.len());
-        Ok(())
-    }
-    unsafe fn copy_on_device(&self, _stream: &Stream, dst: u64, src: u64, bytes: usize) -> Result<()> {
-        host::copy(dst, src, bytes);
-        Ok(())
-    }
-    fn synchronize(&self, _stream: &Stream) -> Result<()> {
-        Ok(())
-    }
+    crate::memory::host_memory_primitives!();
     /// Any shape and block are supported; the vendor path is not (no BLAS here), and a tuned
     /// config must have tile sides in 1..=1024.
     fn supports(&self, _shape: &GemmShape, path: &GemmPath) -> std::result::Result<(), String> {

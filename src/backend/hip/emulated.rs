@@ -19,7 +19,6 @@ use crate::backend::{Backend, GemmLaunch, QuantTokensArgs, QuantWeightArgs};
 use crate::config::KernelConfig;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::memory::{host, RawBuffer};
 use crate::stream::Stream;
 use crate::types::{BackendKind, GemmPath, GemmShape, InputDtype, OutDtype, ScaleLayout};
 
@@ -104,34 +103,7 @@ impl Backend for EmulatedHip {
     fn device(&self) -> &Device {
         &self.device
     }
-    fn alloc(&self, bytes: usize) -> Result<RawBuffer> {
-        crate::memory::host::alloc(self.id(), bytes)
-    }
-    fn new_stream(&self) -> Result<Stream> {
-        Ok(Stream::owned(self.id(), 0, Box::new(())))
-    }
-    /// Work runs as it is enqueued: any handle serves as a stream.
-    fn check_raw_stream(&self, _raw: u64) -> Result<()> {
-        Ok(())
-    }
-    fn check_raw_memory(&self, _addr: u64, _bytes: usize) -> Result<()> {
-        Ok(())
-    }
-    unsafe fn copy_to_device(&self, _stream: &Stream, dst: u64, src: &[u8]) -> Result<()> {
-        host::copy(dst, src.as_ptr() as u64, src.len());
-        Ok(())
-    }
-    unsafe fn copy_to_host(&self, _stream: &Stream, src: u64, dst: &mut [u8]) -> Result<()> {
-        host::copy(dst.as_mut_ptr() as u64, src, dst.len());
-        Ok(())
-    }
-    unsafe fn copy_on_device(&self, _stream: &Stream, dst: u64, src: u64, bytes: usize) -> Result<()> {
-        host::copy(dst, src, bytes);
-        Ok(())
-    }
-    fn synchronize(&self, _stream: &Stream) -> Result<()> {
-        Ok(())
-    }
+    crate::memory::host_memory_primitives!();
     fn supports(&self, shape: &GemmShape, path: &GemmPath) -> std::result::Result<(), String> {
         let vendor = self.vendor.as_ref().map(|_| ()).map_err(|why| why.as_str());
         super::check_support_of(&self.device, vendor, self.workspace_bytes, shape, path, true)
