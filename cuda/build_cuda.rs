@@ -80,7 +80,10 @@ impl Tile {
         match body {
             Body::Mma => self.stages * ((self.bm + self.bn) * 128 + self.bm * 4) + 1024,
             Body::Tma { .. } => {
-                let scales_b = self.stages * (self.bm + self.bn) * 128 + self.stages * self.bm * 4;
+                // A stage's activation scales: BM rows of 4 floats on the two-consumer normal
+                // tiles (TmaTile::AS_TMA), else BM floats.
+                let as_row = if self.warps == 8 && body == (Body::Tma { swap: false }) { 4 } else { 1 };
+                let scales_b = self.stages * (self.bm + self.bn) * 128 + self.stages * self.bm * 4 * as_row;
                 let weight_scale_blocks = if self.bn > 128 { 2 } else { 1 };
                 let bars = (scales_b + self.stages * 4 * weight_scale_blocks).div_ceil(8) * 8;
                 let c_stage = if matches!(body, Body::Tma { swap: true }) { self.warps * self.bm * 24 * 2 } else { 0 };
@@ -398,6 +401,15 @@ pub fn build(out_dir: &Path) {
                 (_, c) => format!("BLOCKFP8_GEMM_TMA_CLUSTER_INSTANCE_T({}, {}, {}, {}, {c}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
             };
             let _ = writeln!(parts[part], "{line}");
+            if body != Body::Mma {
+                // The launch's dynamic shared memory is this mirror of TmaTile::SMEM: a mismatch
+                // stops the build rather than corrupting shared memory.
+                let _ = writeln!(
+                    parts[part],
+                    "static_assert(bfp8::TmaTile<{}, {}, {}, {}, {}>::SMEM + 1024 == {}, \"cuda/build_cuda.rs Tile::smem mirrors TmaTile::SMEM\");",
+                    t.bm, t.bn, t.warps, t.stages, t.cluster, t.smem(body)
+                );
+            }
             let body_name = match body {
                 Body::Mma => "mma",
                 Body::Tma { swap: false } => "tma",

@@ -5,10 +5,11 @@
 // Roles (threads = 128 per consumer warpgroup, then the producer: two warps, or a warpgroup
 // when two consumers take its registers through setmaxnreg):
 // - producer: warp 0 issues the TMA copies of the A and B tiles of each 128-wide K block into
-//   a STAGES-deep ring; warp 1 copies that block's activation scales (any row/column stride,
-//   so row- and column-major layouts need no TMA alignment) and the weight scale with
-//   cp.async. Each stage has a `full` mbarrier (TMA bytes + 32 lanes' cp.async arrivals) and
-//   an `empty` one (one arrival per consumer warp once its wgmmas have read the stage).
+//   a STAGES-deep ring, and of the block's activation scales when their layout allows a TMA
+//   (AS_TMA below); warp 1 copies the weight scale, and the activation scales of any other
+//   layout, with cp.async. Each stage has a `full` mbarrier (TMA bytes + 32 lanes' cp.async
+//   arrivals) and an `empty` one (one arrival per consumer warp once its wgmmas have read the
+//   stage).
 // - consumer warpgroup w: 64 rows of the wgmma M side. Per K block: wait `full`, 4 wgmma
 //   m64nNk32 into a fresh accumulator, wait for them, release the stage, then
 //   total += acc * As * Bs. With two consumer warpgroups the tensor cores run one group's
@@ -122,10 +123,18 @@ struct TmaTile {
     // edge or in a block's middle, so it spans two.
     static constexpr int SB = BN > 128 ? 2 : 1;
     static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128;
+    // Activation scales by TMA (AsLoad below) on the two-consumer normal tiles only: there it
+    // gained 1-2% at M >= 1024, while the one-consumer and swapped tiles, whose few K blocks
+    // per tile leave the load's latency exposed, lost 4-10% (up to 2.7x at K = 512) on the
+    // H200 (2026-12-01).
+    static constexpr bool AS_TMA = CONSUMERS == 2 && !SWAP;
+    // A stage's activation scales: BM rows of AS_ROW floats (a row-major TMA box holds 4 K
+    // blocks of each row; the other ways fill the first BM floats).
+    static constexpr int AS_ROW = AS_TMA ? 4 : 1, AS_BYTES = BM * AS_ROW * 4;
     // [A tiles | B tiles | A scales | B scales | full barriers | empty barriers]
     static constexpr int OFF_B = STAGES * A_BYTES;
     static constexpr int OFF_AS = OFF_B + STAGES * B_BYTES;
-    static constexpr int OFF_BS = OFF_AS + STAGES * BM * 4;
+    static constexpr int OFF_BS = OFF_AS + STAGES * AS_BYTES;
     static constexpr int OFF_BAR = (OFF_BS + STAGES * SB * 4 + 7) / 8 * 8;
     // Swapped tiles stage their 16-bit C through shared memory, one region per consumer warp:
     // BM token rows of 16 weight columns, pitch C_PITCH elements (48 bytes: 16-byte aligned
@@ -139,6 +148,13 @@ struct TmaTile {
                   "a BN tile lies inside one weight-scale block, or 144 / 192 wide spans two, or 256 wide covers two in waves");
     static_assert(CL == 1 || (CL == 2 && !SWAP && BN % 16 == 0), "multicast pairs normal tiles (each CTA loads BN / 2 weight rows)");
 };
+
+// How a stage's activation scales arrive (the launcher picks by layout and alignment):
+// - AS_CP_ASYNC: 4-byte cp.async per row from the scale warp (any strides);
+// - AS_TMA_ROWS: row-major (K-block stride 1, 16-byte row pitch): one TMA box of 4 K blocks x
+//   BM rows, the block's scale at column kb % 4;
+// - AS_TMA_COLS: column-major (row stride 1, 16-byte K-block pitch): one TMA box of BM rows.
+enum AsLoad : int { AS_CP_ASYNC = 0, AS_TMA_ROWS = 1, AS_TMA_COLS = 2 };
 
 // A compile-time int as a value (to pick a generic lambda's instantiation).
 template <int V> struct IntC {
@@ -196,10 +212,12 @@ __device__ __forceinline__ void store_one(OutT* C, float* ws, bool split, int M,
 // counter `g` gives every K block its ring stage (g % STAGES) and barrier phase; the producer
 // runs ahead into the next tile while the consumers store this one.
 template <int BM, int BN, int W, int STAGES, int CL, typename OutT>
-__device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, const TmaDesc* tma_b, const float* __restrict__ As,
-                                                        const float* __restrict__ Bs, OutT* __restrict__ C, float* __restrict__ ws,
-                                                        int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m, int splits) {
+__device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, const TmaDesc* tma_b, const TmaDesc* tma_as,
+                                                        const float* __restrict__ As, const float* __restrict__ Bs, OutT* __restrict__ C,
+                                                        float* __restrict__ ws, int M, int N, int K, int as_stride_m, int as_stride_kb,
+                                                        int group_m, int splits, int as_load) {
     using T = TmaTile<BM, BN, W, STAGES, CL>;
+    if constexpr (!T::AS_TMA) as_load = AS_CP_ASYNC;  // (the launcher asks only AS_TMA tiles)
     extern __shared__ uint8_t smem_raw[];
     // Aligned by offsetting smem_raw itself (not through an integer cast), so the compiler
     // still knows the scale reads below are shared memory: LDS rather than generic LD, which
@@ -257,6 +275,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         if (wwarp == 0 && lane == 0) {
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_a)) : "memory");
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_b)) : "memory");
+            if (as_load != AS_CP_ASYNC) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_as)) : "memory");
+            const uint32_t stage_bytes = T::A_BYTES + T::B_BYTES + (as_load == AS_TMA_ROWS ? T::AS_BYTES : as_load == AS_TMA_COLS ? BM * 4 : 0);
             uint32_t g = 0;
             for (int w = first_item; w < work; w += item_step) {
                 int m0, n0, kb_begin, nkb;
@@ -265,9 +285,13 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     const int s = g % STAGES;
                     if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
                     const uint32_t full = full0 + 8 * s;
-                    mbar_arrive_expect_tx(full, T::A_BYTES + T::B_BYTES);
-                    const int k0 = (kb_begin + i) * 128;
+                    mbar_arrive_expect_tx(full, stage_bytes);
+                    const int kb = kb_begin + i, k0 = kb * 128;
                     tma_load_2d(s_base + s * T::A_BYTES, tma_a, full, k0, m0);
+                    // (Rows past M and K blocks past the end land as zeros.)
+                    const uint32_t as_dst = s_base + T::OFF_AS + s * T::AS_BYTES;
+                    if (as_load == AS_TMA_ROWS) tma_load_2d(as_dst, tma_as, full, kb & ~3, m0);
+                    else if (as_load == AS_TMA_COLS) tma_load_2d(as_dst, tma_as, full, m0, kb);
                     if constexpr (CL == 1) {
                         tma_load_2d(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0);
                     } else {
@@ -300,15 +324,16 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 for (int i = 0; i < nkb; ++i, ++g) {
                     const int s = g % STAGES, kb = kb_begin + i;
                     if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
+                    if (as_load == AS_CP_ASYNC)
 #pragma unroll
-                    for (int j = 0; j < (BM + 31) / 32; ++j) {
-                        const int r = lane + 32 * j;
-                        if (r < BM) {
-                            const bool in = m0 + r < M;  // rows past M read as zero
-                            const float* src = in ? As + (size_t)(m0 + r) * as_stride_m + (size_t)kb * as_stride_kb : As;
-                            cp_async4(smem_u32(sAS + s * BM + r), src, in ? 4 : 0);
+                        for (int j = 0; j < (BM + 31) / 32; ++j) {
+                            const int r = lane + 32 * j;
+                            if (r < BM) {
+                                const bool in = m0 + r < M;  // rows past M read as zero
+                                const float* src = in ? As + (size_t)(m0 + r) * as_stride_m + (size_t)kb * as_stride_kb : As;
+                                cp_async4(smem_u32(sAS + s * (T::AS_BYTES / 4) + r), src, in ? 4 : 0);
+                            }
                         }
-                    }
                     if (lane < T::SB) cp_async4(smem_u32(sBS + s * T::SB + lane), sb_in ? bs_row + kb : Bs, sb_in ? 4 : 0);
                     cp_async_mbar_arrive_noinc(full0 + 8 * s);
                 }
@@ -370,20 +395,22 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // 128x192 and the swapped tiles lost 3% that way, so they read in the block.
     constexpr bool AHEAD = !T::SWAP && !(T::SB == 2 && T::NWAVES == 1);
     constexpr int NRAW = T::SWAP ? R / 2 : 2 + T::SB;
-    auto scales = [&](uint32_t g, float* raw) {
+    // A-scale row r of K block kb sits at [r * as_rs + (kb & as_cmask)] of its stage.
+    const int as_rs = as_load == AS_TMA_ROWS ? T::AS_ROW : 1, as_cmask = as_load == AS_TMA_ROWS ? 3 : 0;
+    auto scales = [&](uint32_t g, int kb, float* raw) {
         const int s = g % STAGES;
-        const float* sa = sAS + s * BM;
+        const float* sa = sAS + s * (T::AS_BYTES / 4) + (kb & as_cmask);
         if constexpr (!T::SWAP) {
-            raw[0] = sa[lrow];
-            raw[1] = sa[lrow + 8];
+            raw[0] = sa[lrow * as_rs];
+            raw[1] = sa[(lrow + 8) * as_rs];
 #pragma unroll
             for (int b = 0; b < T::SB; ++b) raw[2 + b] = sBS[s * T::SB + b];
         } else {
             const float sb = sBS[s * T::SB];
 #pragma unroll
             for (int j = 0; j < R / 4; ++j) {
-                raw[2 * j] = sa[8 * j + lcol] * sb;
-                raw[2 * j + 1] = sa[8 * j + lcol + 1] * sb;
+                raw[2 * j] = sa[(8 * j + lcol) * as_rs] * sb;
+                raw[2 * j + 1] = sa[(8 * j + lcol + 1) * as_rs] * sb;
             }
         }
     };
@@ -472,7 +499,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // not need it: H200 ncu of 128x256, 3% of the samples on that wait.) The tile's
             // last block goes apart, so that the steady loop has no runtime condition (ptxas
             // reloaded the split flag inside it, between a wave's wgmmas).
-            auto k_block = [&](uint32_t gi, bool has_next, bool release) {
+            // (kbn: the next block's K-block index, for its scale column.)
+            auto k_block = [&](uint32_t gi, int kbn, bool has_next, bool release) {
                 float next[NRAW];
 #pragma unroll
                 for (int v = 0; v < T::NWAVES; ++v) {
@@ -480,7 +508,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     if (v + 1 == T::NWAVES && has_next) {
                         const uint32_t gn = gi + 1;
                         mbar_wait(full0 + 8 * (gn % STAGES), (gn / STAGES) & 1);
-                        scales(gn, next);
+                        scales(gn, kbn, next);
                     }
                     retire(acc, gi, raw, jb, v, release && v + 1 == T::NWAVES);
                 }
@@ -489,15 +517,15 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     for (int r = 0; r < NRAW; ++r) raw[r] = next[r];
             };
             mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
-            scales(g, raw);
-            for (int i = 0; i + 1 < nkb; ++i) k_block(g + i, true, true);
-            k_block(g + nkb - 1, false, !staged);
+            scales(g, kb_begin, raw);
+            for (int i = 0; i + 1 < nkb; ++i) k_block(g + i, kb_begin + i + 1, true, true);
+            k_block(g + nkb - 1, 0, false, !staged);
         } else {
             // (Not peeled: in the peeled loop's SASS, ptxas put 128x192's scale products
             // between its first two wgmmas.)
             for (int i = 0; i < nkb; ++i) {
                 issue(acc, g + i, 0, false);
-                scales(g + i, raw);
+                scales(g + i, kb_begin + i, raw);
                 retire(acc, g + i, raw, jb, 0, !(staged && i + 1 == nkb));
             }
         }
@@ -600,13 +628,14 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 // BM 64/128) or W = 4 * BN / 64 otherwise (swapped: BM 16/32, or m64n128w8); block =
 // TmaTile::THREADS (W * 32 consumers + 64 or, for W = 8, 128 producer threads), dynamic
 // shared memory TmaTile::SMEM + 1024.
-// Arguments (tma_a, tma_b, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m, splits);
+// Arguments (tma_a, tma_b, tma_as, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m,
+// splits, as_load); tma_as is read only when as_load (bfp8::AsLoad) names a TMA;
 // grid (min(tiles * splits, SMs * CTAs per SM)) persistent CTAs, or with clusters CL times
 // min(tile pairs * splits, resident clusters); ws as for the mma.sync body.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T) \
-    bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, CL, OUT_T>(&tma_a, &tma_b, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m, \
-                                                        splits);
+    bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, CL, OUT_T>(&tma_a, &tma_b, &tma_as, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, \
+                                                        group_m, splits, as_load);
 #else
 #define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T) __trap();
 #endif
@@ -614,9 +643,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 // so a plain launch forms the clusters and the grid only needs to be a multiple of CL.
 #define BLOCKFP8_GEMM_TMA_KERNEL(NAME, BM, BN, W, S, CL, OUT_T, ...)                                                      \
     extern "C" __global__ void __launch_bounds__(bfp8::TmaTile<BM, BN, W, S, CL>::THREADS, 1) __VA_ARGS__ NAME(            \
-        const __grid_constant__ bfp8::TmaDesc tma_a, const __grid_constant__ bfp8::TmaDesc tma_b, const float* as,       \
-        const float* bs, OUT_T* c, float* ws, int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m,      \
-        int splits) {                                                                                                    \
+        const __grid_constant__ bfp8::TmaDesc tma_a, const __grid_constant__ bfp8::TmaDesc tma_b,                        \
+        const __grid_constant__ bfp8::TmaDesc tma_as, const float* as, const float* bs, OUT_T* c, float* ws, int M,     \
+        int N, int K, int as_stride_m, int as_stride_kb, int group_m, int splits, int as_load) {                        \
         static_assert(bfp8::TmaTile<BM, BN, W, S, CL>::CONSUMERS * 4 == W, "num_warps = 4 per consumer warpgroup");     \
         BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T)                                                                        \
     }

@@ -159,6 +159,24 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
 }
 
 #[test]
+fn activation_scales_load_by_tma_when_layout_and_alignment_allow() {
+    use kernels::{scale_load, ScaleLoad};
+    // Row-major [M, KB] (strides (row, K block) = (pitch, 1)): a TMA box per stage when the
+    // pitch is a multiple of 16 bytes (KB = 56 for K = 7168, or a padded pitch).
+    assert_eq!(scale_load(0x1000, 64, 56, (56, 1)), ScaleLoad::TmaRows);
+    assert_eq!(scale_load(0x1000, 64, 10, (12, 1)), ScaleLoad::TmaRows);
+    assert_eq!(scale_load(0x1000, 64, 10, (10, 1)), ScaleLoad::CpAsync);
+    // Column-major [KB, M] (vLLM's CUTLASS layout): the M pitch decides.
+    assert_eq!(scale_load(0x1000, 40, 5, (1, 40)), ScaleLoad::TmaCols);
+    assert_eq!(scale_load(0x1000, 33, 5, (1, 36)), ScaleLoad::TmaCols);
+    assert_eq!(scale_load(0x1000, 33, 5, (1, 33)), ScaleLoad::CpAsync);
+    // A base off 16 bytes, strides with no unit side, a single scale: cp.async.
+    assert_eq!(scale_load(0x1004, 64, 56, (56, 1)), ScaleLoad::CpAsync);
+    assert_eq!(scale_load(0x1000, 64, 56, (112, 2)), ScaleLoad::CpAsync);
+    assert_eq!(scale_load(0x1000, 1, 1, (1, 1)), ScaleLoad::CpAsync);
+}
+
+#[test]
 #[ignore = "needs an NVIDIA GPU (run with --include-ignored on a GPU machine)"]
 fn token_quantization_is_bit_exact() {
     let be = gpu();
@@ -311,8 +329,12 @@ fn every_compiled_config_is_correct() {
     let be = gpu();
     // TMA tiles (K % 16 == 0, partial tiles on every side), the mma.sync fallback (K = 200),
     // a single token, column-major scales, three 128-row tiles (clusters of two pair the
-    // first two and leave the third's partner past M), and every start offset of 144-wide tiles.
+    // first two and leave the third's partner past M), every start offset of 144-wide tiles,
+    // and activation scales loaded by TMA: row-major boxes of 4 K blocks (K = 1536: 12 blocks,
+    // split K starts parts mid-box) and column-major rows (M = 33 padded to a 36-row pitch).
     let shapes = [
+        (77, 200, 1536, ScaleLayout::RowMajor),
+        (33, 328, 512, ScaleLayout::ColumnMajor),
         (77, 200, 1280, ScaleLayout::RowMajor),
         (130, 576, 200, ScaleLayout::RowMajor),
         (1, 129, 384, ScaleLayout::RowMajor),

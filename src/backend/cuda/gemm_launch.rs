@@ -41,7 +41,11 @@ pub(crate) struct KernelLaunch {
 pub(crate) struct MapCache {
     a: Option<(u64, usize, sys::CUtensorMap)>,
     b: Option<(u64, usize, sys::CUtensorMap)>,
+    a_scales: Option<(ScaleMapKey, sys::CUtensorMap)>,
 }
+
+/// What an activation-scale descriptor was made for: address, M, strides (row, K block).
+type ScaleMapKey = (u64, usize, usize, usize);
 
 /// The cached map for (addr, rows), or a new one (kept for next time).
 fn cached_map(slot: &mut Option<(u64, usize, sys::CUtensorMap)>, addr: u64, rows: usize, k: usize, box_rows: u32) -> Result<sys::CUtensorMap> {
@@ -97,11 +101,19 @@ impl GemmLaunch for KernelLaunch {
         } else {
             // In a cluster each CTA loads its share of the weight tile (and multicasts it).
             let cluster = inst.cluster.max(1);
-            let (tma_a, tma_b) = {
+            // Scale TMAs on the two-consumer normal tiles only (TmaTile::AS_TMA).
+            let load = if inst.body == "tma" && inst.num_warps == 8 { kernels::scale_load(as_, s.m, s.k_blocks(), d.a_scale_strides) } else { kernels::ScaleLoad::CpAsync };
+            let (tma_a, tma_b, tma_as) = {
                 let mut maps = self.maps.lock().unwrap_or_else(|e| e.into_inner());
                 let maps = &mut *maps;
-                (cached_map(&mut maps.a, a, s.m, s.k, inst.block_m)?, cached_map(&mut maps.b, b, s.n, s.k, inst.block_n / cluster)?)
+                let tma_as = match load {
+                    // SAFETY: CUtensorMap is plain bytes; the kernel reads none of them under cp.async loads.
+                    kernels::ScaleLoad::CpAsync => unsafe { std::mem::zeroed() },
+                    _ => cached_scale_map(&mut maps.a_scales, load, as_, s.m, s.k_blocks(), d.a_scale_strides, inst.block_m)?,
+                };
+                (cached_map(&mut maps.a, a, s.m, s.k, inst.block_m)?, cached_map(&mut maps.b, b, s.n, s.k, inst.block_n / cluster)?, tma_as)
             };
+            let load_arg = load as i32;
             let split_arg = splits as i32;
             // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
             // loop over groups of `cluster` vertically adjacent tiles.
@@ -112,9 +124,26 @@ impl GemmLaunch for KernelLaunch {
                 let work = tiles as u64 * splits as u64;
                 kernels::persistent_ctas(work, self.sms.max(1) as u64 * self.resident.max(1) as u64) as u32
             };
-            let mut args = [arg(&tma_a), arg(&tma_b), arg(&as_), arg(&bs), arg(&c), arg(&ws), arg(&m), arg(&n), arg(&k), arg(&as_m), arg(&as_kb), arg(&gm), arg(&split_arg)];
-            // SAFETY: matches the TMA kernel's parameters (two CUtensorMaps by value, then as
-            // gemm_block_fp8_body's, then the split count); the maps describe A and B.
+            let mut args = [
+                arg(&tma_a),
+                arg(&tma_b),
+                arg(&tma_as),
+                arg(&as_),
+                arg(&bs),
+                arg(&c),
+                arg(&ws),
+                arg(&m),
+                arg(&n),
+                arg(&k),
+                arg(&as_m),
+                arg(&as_kb),
+                arg(&gm),
+                arg(&split_arg),
+                arg(&load_arg),
+            ];
+            // SAFETY: matches the TMA kernel's parameters (three CUtensorMaps by value, then as
+            // gemm_block_fp8_body's, then the split count and the scale load); the maps
+            // describe A, B and, when `load` names a TMA, the activation scales.
             self.gpu.launch_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
         }
         if splits > 1 {
@@ -232,6 +261,60 @@ impl GemmLaunch for VendorLaunch {
 /// A TMA descriptor for a row-major [rows, k] fp8 matrix at `base`, read in boxes of
 /// `box_rows` x 128 bytes with the 128-byte swizzle the wgmma descriptors expect; rows and
 /// columns past the end read as zero.
+/// The cached activation-scale map for this memory and layout, or a new one.
+fn cached_scale_map(
+    slot: &mut Option<(ScaleMapKey, sys::CUtensorMap)>,
+    load: kernels::ScaleLoad,
+    addr: u64,
+    m: usize,
+    kb: usize,
+    strides: (usize, usize),
+    block_m: u32,
+) -> Result<sys::CUtensorMap> {
+    let key = (addr, m, strides.0, strides.1);
+    if let Some((k, map)) = slot {
+        if *k == key {
+            return Ok(*map);
+        }
+    }
+    let map = match load {
+        kernels::ScaleLoad::TmaRows => tensor_map_f32(addr, [kb, m], strides.0, [4, block_m])?,
+        _ => tensor_map_f32(addr, [m, kb], strides.1, [block_m, 1])?,
+    };
+    *slot = Some((key, map));
+    Ok(map)
+}
+
+/// A 2-D fp32 map: `dims` (inner, outer) elements, outer pitch `pitch` elements, `boxes`
+/// (inner, outer); elements past either end load as zeros.
+fn tensor_map_f32(base: u64, dims: [usize; 2], pitch: usize, boxes: [u32; 2]) -> Result<sys::CUtensorMap> {
+    use sys::{CUtensorMapDataType as D, CUtensorMapFloatOOBfill as F, CUtensorMapInterleave as I, CUtensorMapL2promotion as L, CUtensorMapSwizzle as S};
+    let dims = [dims[0] as u64, dims[1] as u64];
+    let strides = [4 * pitch as u64];
+    let elem = [1u32, 1];
+    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+    // SAFETY: every array has the length the rank (2) requires; `map` is writable and aligned.
+    unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            D::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            2,
+            base as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            elem.as_ptr(),
+            I::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            S::CU_TENSOR_MAP_SWIZZLE_NONE,
+            L::CU_TENSOR_MAP_L2_PROMOTION_NONE,
+            F::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+        .result()
+        .dev("cuTensorMapEncodeTiled (activation scales)")?;
+        Ok(map.assume_init())
+    }
+}
+
 fn tensor_map_fp8(base: u64, rows: usize, k: usize, box_rows: u32) -> Result<sys::CUtensorMap> {
     use sys::{CUtensorMapDataType as D, CUtensorMapFloatOOBfill as F, CUtensorMapInterleave as I, CUtensorMapL2promotion as L, CUtensorMapSwizzle as S};
     let dims = [k as u64, rows as u64];

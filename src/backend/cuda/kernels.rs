@@ -42,6 +42,34 @@ pub fn tile_groups(block_m: u32, block_n: u32, cluster: u32, shape: &GemmShape) 
     shape.m.div_ceil(block_m.max(1) as usize * cluster.max(1) as usize) * shape.n.div_ceil(block_n.max(1) as usize)
 }
 
+/// How the TMA kernel's stages receive their activation scales (`bfp8::AsLoad` in
+/// cuda/gemm_sm90_tma.cuh): by TMA when the layout allows one (16-byte aligned base and pitch,
+/// one stride 1), else by 4-byte cp.async from any strides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScaleLoad {
+    CpAsync = 0,
+    /// Row-major: a box of 4 K blocks x BM rows.
+    TmaRows = 1,
+    /// Column-major: a box of BM rows of one K block.
+    TmaCols = 2,
+}
+
+/// The scale load for activation scales at `addr` with strides (row, K block) of an M x KB
+/// grid. TMA needs a 16-byte aligned base, a pitch that is a multiple of 16 bytes and a unit
+/// inner stride.
+pub fn scale_load(addr: u64, m: usize, kb: usize, (row, col): (usize, usize)) -> ScaleLoad {
+    let pitch_ok = |p: usize| (p * 4) % 16 == 0;
+    if addr % 16 != 0 {
+        ScaleLoad::CpAsync
+    } else if col == 1 && row >= kb && pitch_ok(row) {
+        ScaleLoad::TmaRows
+    } else if row == 1 && col >= m && pitch_ok(col) {
+        ScaleLoad::TmaCols
+    } else {
+        ScaleLoad::CpAsync
+    }
+}
+
 /// Persistent CTAs (or clusters) for `work` items when at most `slots` run at once: the fewest
 /// that still finish in the same number of waves (`ceil(work / waves)`), so that no slot idles
 /// through the last wave while the others draw power. On the power-capped H200 the GPU clock
