@@ -288,58 +288,53 @@ fn cached_scale_map(
 /// A 2-D fp32 map: `dims` (inner, outer) elements, outer pitch `pitch` elements, `boxes`
 /// (inner, outer); elements past either end load as zeros.
 fn tensor_map_f32(base: u64, dims: [usize; 2], pitch: usize, boxes: [u32; 2]) -> Result<sys::CUtensorMap> {
-    use sys::{CUtensorMapDataType as D, CUtensorMapFloatOOBfill as F, CUtensorMapInterleave as I, CUtensorMapL2promotion as L, CUtensorMapSwizzle as S};
-    let dims = [dims[0] as u64, dims[1] as u64];
-    let strides = [4 * pitch as u64];
-    let elem = [1u32, 1];
-    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
-    // SAFETY: every array has the length the rank (2) requires; `map` is writable and aligned.
-    unsafe {
-        sys::cuTensorMapEncodeTiled(
-            map.as_mut_ptr(),
-            D::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-            2,
-            base as *mut std::ffi::c_void,
-            dims.as_ptr(),
-            strides.as_ptr(),
-            boxes.as_ptr(),
-            elem.as_ptr(),
-            I::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            S::CU_TENSOR_MAP_SWIZZLE_NONE,
-            L::CU_TENSOR_MAP_L2_PROMOTION_NONE,
-            F::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-        )
-        .result()
-        .dev("cuTensorMapEncodeTiled (activation scales)")?;
-        Ok(map.assume_init())
-    }
+    use sys::{CUtensorMapDataType as D, CUtensorMapL2promotion as L, CUtensorMapSwizzle as S};
+    let layout = MapLayout { dims, pitch_bytes: 4 * pitch, boxes, swizzle: S::CU_TENSOR_MAP_SWIZZLE_NONE, l2: L::CU_TENSOR_MAP_L2_PROMOTION_NONE };
+    encode_2d(base, D::CU_TENSOR_MAP_DATA_TYPE_FLOAT32, &layout, "cuTensorMapEncodeTiled (activation scales)")
 }
 
+/// A [rows, k] fp8 operand in boxes of 128 bytes x `box_rows`, in the 128-byte swizzle the
+/// wgmma descriptors expect.
 fn tensor_map_fp8(base: u64, rows: usize, k: usize, box_rows: u32) -> Result<sys::CUtensorMap> {
-    use sys::{CUtensorMapDataType as D, CUtensorMapFloatOOBfill as F, CUtensorMapInterleave as I, CUtensorMapL2promotion as L, CUtensorMapSwizzle as S};
-    let dims = [k as u64, rows as u64];
-    let strides = [k as u64];
-    let boxes = [128u32, box_rows];
+    use sys::{CUtensorMapDataType as D, CUtensorMapL2promotion as L, CUtensorMapSwizzle as S};
+    let layout = MapLayout { dims: [k, rows], pitch_bytes: k, boxes: [128, box_rows], swizzle: S::CU_TENSOR_MAP_SWIZZLE_128B, l2: L::CU_TENSOR_MAP_L2_PROMOTION_L2_256B };
+    encode_2d(base, D::CU_TENSOR_MAP_DATA_TYPE_UINT8, &layout, "cuTensorMapEncodeTiled")
+}
+
+/// A 2-D tiled map's shape: (inner, outer) elements, the outer pitch, the box, the swizzle and
+/// the L2 promotion.
+struct MapLayout {
+    dims: [usize; 2],
+    pitch_bytes: usize,
+    boxes: [u32; 2],
+    swizzle: sys::CUtensorMapSwizzle,
+    l2: sys::CUtensorMapL2promotion,
+}
+
+fn encode_2d(base: u64, dtype: sys::CUtensorMapDataType, l: &MapLayout, what: &str) -> Result<sys::CUtensorMap> {
+    use sys::{CUtensorMapFloatOOBfill as F, CUtensorMapInterleave as I};
+    let dims = [l.dims[0] as u64, l.dims[1] as u64];
+    let strides = [l.pitch_bytes as u64];
     let elem = [1u32, 1];
     let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
     // SAFETY: every array has the length the rank (2) requires; `map` is writable and aligned.
     unsafe {
         sys::cuTensorMapEncodeTiled(
             map.as_mut_ptr(),
-            D::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            dtype,
             2,
             base as *mut std::ffi::c_void,
             dims.as_ptr(),
             strides.as_ptr(),
-            boxes.as_ptr(),
+            l.boxes.as_ptr(),
             elem.as_ptr(),
             I::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            S::CU_TENSOR_MAP_SWIZZLE_128B,
-            L::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            l.swizzle,
+            l.l2,
             F::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )
         .result()
-        .dev("cuTensorMapEncodeTiled")?;
+        .dev(what)?;
         Ok(map.assume_init())
     }
 }
