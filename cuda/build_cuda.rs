@@ -388,28 +388,29 @@ pub fn build(out_dir: &Path) {
     let mut table = String::new();
     for (i, (t, outs)) in instances.iter().enumerate() {
         let part = i % GEMM_PARTS;
+        let body = t.body(wgmma_build);
+        if body != Body::Mma {
+            // The launch's dynamic shared memory is this mirror of TmaTile::SMEM: a mismatch
+            // stops the build rather than corrupting shared memory (once per tile: the size
+            // does not depend on the output type).
+            let _ = writeln!(
+                parts[part],
+                "static_assert(bfp8::TmaTile<{}, {}, {}, {}, {}>::SMEM + 1024 == {}, \"cuda/build_cuda.rs Tile::smem mirrors TmaTile::SMEM\");",
+                t.bm, t.bn, t.warps, t.stages, t.cluster, t.smem(body)
+            );
+        }
         for out in outs {
             let ty = match *out {
                 "bf16" => "__nv_bfloat16",
                 "f16" => "__half",
                 _ => "float",
             };
-            let body = t.body(wgmma_build);
             let line = match (body, t.cluster) {
                 (Body::Mma, _) => format!("BLOCKFP8_GEMM_INSTANCE_T({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
                 (_, 1) => format!("BLOCKFP8_GEMM_TMA_INSTANCE_T({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
                 (_, c) => format!("BLOCKFP8_GEMM_TMA_CLUSTER_INSTANCE_T({}, {}, {}, {}, {c}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
             };
             let _ = writeln!(parts[part], "{line}");
-            if body != Body::Mma {
-                // The launch's dynamic shared memory is this mirror of TmaTile::SMEM: a mismatch
-                // stops the build rather than corrupting shared memory.
-                let _ = writeln!(
-                    parts[part],
-                    "static_assert(bfp8::TmaTile<{}, {}, {}, {}, {}>::SMEM + 1024 == {}, \"cuda/build_cuda.rs Tile::smem mirrors TmaTile::SMEM\");",
-                    t.bm, t.bn, t.warps, t.stages, t.cluster, t.smem(body)
-                );
-            }
             let body_name = match body {
                 Body::Mma => "mma",
                 Body::Tma { swap: false } => "tma",
