@@ -155,10 +155,7 @@ pub unsafe extern "C" fn blockfp8_context_open_best(out: *mut *mut Blockfp8Conte
 /// its plans.
 #[no_mangle]
 pub unsafe extern "C" fn blockfp8_context_destroy(ctx: *mut Blockfp8Context) {
-    if !ctx.is_null() {
-        // A panic in a Drop must not unwind into C; there is nothing to report it to.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(Box::from_raw(ctx))));
-    }
+    crate::free_handle(ctx)
 }
 
 /// Describes the context's device.

@@ -44,6 +44,17 @@ pub extern "C" fn blockfp8_backend_compiled(backend: i32) -> i32 {
     codes::backend(backend).map(|b| b.compiled() as i32).unwrap_or(0)
 }
 
+/// Frees a handle made by `Box::into_raw` (null is ignored). A panic in a Drop must not unwind
+/// into C, and there is nothing to report it to, so it is caught and dropped.
+///
+/// # Safety
+/// `p` null or a live handle of this type, not used afterwards.
+pub(crate) unsafe fn free_handle<T>(p: *mut T) {
+    if !p.is_null() {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(Box::from_raw(p))));
+    }
+}
+
 /// Writes `s` NUL-terminated into `buf` (at most `len` bytes, truncated) and its full length
 /// plus one into `needed`.
 ///

@@ -138,9 +138,7 @@ pub unsafe extern "C" fn blockfp8_weight_borrow(ctx: *const Blockfp8Context, str
 /// `w` null or a live handle, unused afterwards, with no pending work reading it.
 #[no_mangle]
 pub unsafe extern "C" fn blockfp8_weight_destroy(w: *mut Blockfp8Weight) {
-    if !w.is_null() {
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(Box::from_raw(w))));
-    }
+    crate::free_handle(w)
 }
 
 /// Describes a weight.
