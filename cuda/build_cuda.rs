@@ -87,7 +87,12 @@ impl Tile {
                 let weight_scale_blocks = if self.bn > 128 { 2 } else { 1 };
                 let bars = (scales_b + self.stages * 4 * weight_scale_blocks).div_ceil(8) * 8;
                 let c_stage = if matches!(body, Body::Tma { swap: true }) { self.warps * self.bm * 24 * 2 } else { 0 };
-                (bars + 16 * self.stages).div_ceil(16) * 16 + c_stage + 1024
+                let end = (bars + 16 * self.stages).div_ceil(16) * 16 + c_stage;
+                // The one-consumer deep-ring tiles' two per-tile scale slabs, 128-byte aligned:
+                // 64 K blocks of BM activation scales, 68 weight scales (TmaTile::AS_SLAB).
+                let slab_tile = self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && self.cluster == 1;
+                let end = if slab_tile { end.div_ceil(128) * 128 + 2 * (64 * self.bm * 4) + 2 * 68 * 4 } else { end };
+                end + 1024
             }
         }
     }

@@ -68,6 +68,12 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TmaDesc* map, ui
         "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c_inner), "r"(c_outer)
         : "memory");
 }
+// A 1-D bulk copy of `bytes` (a multiple of 16) from 16-byte aligned global memory.
+__device__ __forceinline__ void bulk_load_1d(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                 "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(bar)
+                 : "memory");
+}
 // Arrives on `bar` once this thread's earlier cp.async copies have landed (the barrier's
 // expected count includes the arrival).
 __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint32_t bar) {
@@ -141,7 +147,23 @@ struct TmaTile {
     // rows, and the fragment writes of one instruction hit distinct banks).
     static constexpr int C_PITCH = 24;
     static constexpr int OFF_C = (OFF_BAR + 2 * STAGES * 8 + 15) / 16 * 16;
-    static constexpr int SMEM = OFF_C + (SWAP ? W * BM * C_PITCH * 2 : 0);
+    // The one-consumer deep-ring tiles (one CTA per SM anyway) load a tile's scales once, with
+    // the tile's first stage, when the layouts allow: the activation scales as one TMA box of
+    // up to SLAB_KB K blocks x BM rows, the weight scales of its K range as one bulk copy.
+    // Copied per stage, their latency held up the stages at M = 64-128 (H200, 2026-12-01: the
+    // 64x32 tile at M=64 N=4096 K=7168 ran 12.6 us without the per-stage activation-scale
+    // copies, 14.0 with; per-stage TMAs 15.8, a per-tile slab of 4-byte cp.async 24.8). Two
+    // slabs, so that the producer fills the next tile's while the consumers read this one's.
+    static constexpr int SLAB_KB = 64;
+    // Weight scales of a K range [kb, kb + SLAB_KB) copied from the 16-byte boundary at or
+    // below kb: at most SLAB_KB + 3 floats, rounded up to whole 16-byte pieces.
+    static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && CL == 1;
+    static constexpr int BS_SLAB = (SLAB_KB + 3 + 3) / 4 * 4;
+    static constexpr int C_END = OFF_C + (SWAP ? W * BM * C_PITCH * 2 : 0);
+    static constexpr int OFF_SLAB = (C_END + 127) / 128 * 128;  // (a TMA destination)
+    static constexpr int AS_SLAB_BYTES = SLAB_KB * BM * 4;
+    static constexpr int OFF_BS_SLAB = OFF_SLAB + 2 * AS_SLAB_BYTES;
+    static constexpr int SMEM = AS_SLAB ? OFF_BS_SLAB + 2 * BS_SLAB * 4 : C_END;
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
     static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || ((WN == 144 || WN == 192) && !SWAP && CONSUMERS == 2), "wgmma N");
     static_assert((BN <= 128 && 128 % BN == 0) || BN == 144 || BN == 192 || (BN == 256 && NWAVES == 2 && CONSUMERS == 2),
@@ -154,7 +176,11 @@ struct TmaTile {
 // - AS_TMA_ROWS: row-major (K-block stride 1, 16-byte row pitch): one TMA box of 4 K blocks x
 //   BM rows, the block's scale at column kb % 4;
 // - AS_TMA_COLS: column-major (row stride 1, 16-byte K-block pitch): one TMA box of BM rows.
-enum AsLoad : int { AS_CP_ASYNC = 0, AS_TMA_ROWS = 1, AS_TMA_COLS = 2 };
+// On AS_SLAB tiles a TMA mode loads the tile's slab instead: the argument then also carries
+// AS_BS_BULK (the weight scales by one bulk copy per tile; needs KB % 4 == 0 and a 16-byte
+// aligned base) and, from bit AS_SLAB_SHIFT, the box's K blocks (at most SLAB_KB, a multiple
+// of 4 for row-major boxes, no wider than the tensor's KB).
+enum AsLoad : int { AS_CP_ASYNC = 0, AS_TMA_ROWS = 1, AS_TMA_COLS = 2, AS_MODE_MASK = 3, AS_BS_BULK = 4, AS_SLAB_SHIFT = 8 };
 
 // A compile-time int as a value (to pick a generic lambda's instantiation).
 template <int V> struct IntC {
@@ -217,7 +243,13 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                                                         float* __restrict__ ws, int M, int N, int K, int as_stride_m, int as_stride_kb,
                                                         int group_m, int splits, int as_load) {
     using T = TmaTile<BM, BN, W, STAGES, CL>;
-    if constexpr (!T::AS_TMA) as_load = AS_CP_ASYNC;  // (the launcher asks only AS_TMA tiles)
+    if constexpr (!T::AS_TMA && !T::AS_SLAB) as_load = AS_CP_ASYNC;  // (the launcher asks only these tiles)
+    // Whether this launch's tiles take their scales from per-tile slabs (AS_SLAB; the
+    // launcher asks a TMA only when a tile's K range fits the box), and the box's K blocks.
+    const bool slab = T::AS_SLAB && (as_load & AS_MODE_MASK) != AS_CP_ASYNC;
+    const bool bs_bulk = slab && (as_load & AS_BS_BULK);
+    const int slab_kb = as_load >> AS_SLAB_SHIFT;
+    as_load &= AS_MODE_MASK;
     extern __shared__ uint8_t smem_raw[];
     // Aligned by offsetting smem_raw itself (not through an integer cast), so the compiler
     // still knows the scale reads below are shared memory: LDS rather than generic LD, which
@@ -258,7 +290,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     const int wg = __shfl_sync(0xffffffffu, tid / 128, 0), wwarp = __shfl_sync(0xffffffffu, (tid % 128) / 32, 0);
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(full0 + 8 * s, 1 + 32);
+            // The producer's expect_tx, and the scale warp's lanes unless the slabs carry
+            // every scale.
+            mbar_init(full0 + 8 * s, bs_bulk ? 1 : 1 + 32);
             // Each consumer warp of every CTA in the cluster releases the stage: the peer's
             // multicast writes this CTA's stage too.
             mbar_init(empty0 + 8 * s, T::CONSUMERS * 4 * CL);
@@ -276,22 +310,53 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_a)) : "memory");
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_b)) : "memory");
             if (as_load != AS_CP_ASYNC) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_as)) : "memory");
-            const uint32_t stage_bytes = T::A_BYTES + T::B_BYTES + (as_load == AS_TMA_ROWS ? T::AS_BYTES : as_load == AS_TMA_COLS ? BM * 4 : 0);
+            const uint32_t stage_bytes = T::A_BYTES + T::B_BYTES + (slab ? 0 : as_load == AS_TMA_ROWS ? T::AS_BYTES : as_load == AS_TMA_COLS ? BM * 4 : 0);
+            // Slab b was last filled for the tile whose last K block was ring position
+            // slab_last_b (~0u: never; two scalars, as an array indexed by parity sits in
+            // local memory).
+            uint32_t slab_last_0 = ~0u, slab_last_1 = ~0u;
+            int tile_n = 0;  // tiles with K blocks so far (the slab parity)
             uint32_t g = 0;
             for (int w = first_item; w < work; w += item_step) {
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
+                const int buf = tile_n & 1;
+                if (slab && nkb > 0) {
+                    // The slab is rewritten once its last tile's last stage is released (its
+                    // consumers have read every scale of it by then). Within a ring's length
+                    // that release has not been waited for by the refills yet; beyond it, it
+                    // has (and the barrier may have moved on a phase, so waiting is wrong).
+                    const uint32_t last = buf ? slab_last_1 : slab_last_0;
+                    if (last != ~0u && g - last <= STAGES) mbar_wait(empty0 + 8 * (last % STAGES), (last / STAGES) & 1);
+                    (buf ? slab_last_1 : slab_last_0) = g + nkb - 1;
+                    ++tile_n;
+                }
                 for (int i = 0; i < nkb; ++i, ++g) {
                     const int s = g % STAGES;
                     if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
                     const uint32_t full = full0 + 8 * s;
-                    mbar_arrive_expect_tx(full, stage_bytes);
+                    // The tile's first stage also brings its slabs: the activation scales from
+                    // the 16-byte boundary at or below kb_begin for a row-major box (whose inner
+                    // coordinate must fall on one), the weight scales from the same boundary
+                    // (a bulk copy's source must be aligned). (Loaded in chunks of 8 blocks
+                    // with the stages that first need them, the gain was gone: H200, 64x4096x7168
+                    // 12.8 us whole, 14.3 in chunks, 14.1 per stage.)
+                    const bool with_slab = slab && i == 0;
+                    const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
+                    const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
+                    mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
+                    auto load_slabs = [&] {
+                        const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
+                        if (as_load == AS_TMA_ROWS) tma_load_2d(dst, tma_as, full, as0, m0);
+                        else tma_load_2d(dst, tma_as, full, m0, as0);
+                        if (bs_bulk) bulk_load_1d(s_base + T::OFF_BS_SLAB + buf * T::BS_SLAB * 4, Bs + (size_t)(n0 / 128) * KB + bs0, bs_bytes, full);
+                    };
                     const int kb = kb_begin + i, k0 = kb * 128;
                     tma_load_2d(s_base + s * T::A_BYTES, tma_a, full, k0, m0);
                     // (Rows past M and K blocks past the end land as zeros.)
                     const uint32_t as_dst = s_base + T::OFF_AS + s * T::AS_BYTES;
-                    if (as_load == AS_TMA_ROWS) tma_load_2d(as_dst, tma_as, full, kb & ~3, m0);
-                    else if (as_load == AS_TMA_COLS) tma_load_2d(as_dst, tma_as, full, m0, kb);
+                    if (!slab && as_load == AS_TMA_ROWS) tma_load_2d(as_dst, tma_as, full, kb & ~3, m0);
+                    else if (!slab && as_load == AS_TMA_COLS) tma_load_2d(as_dst, tma_as, full, m0, kb);
                     if constexpr (CL == 1) {
                         tma_load_2d(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0);
                     } else {
@@ -299,6 +364,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                         constexpr int HALF = BN / 2;
                         tma_load_2d_multicast(s_base + T::OFF_B + s * T::B_BYTES + rank * HALF * 128, tma_b, full, k0, n0 + rank * HALF, 0x3);
                     }
+                    // (After the stage's own loads: issued first, the slabs delayed them, 1-2%
+                    // on the H200.)
+                    if (with_slab) load_slabs();
                 }
             }
             if constexpr (CL > 1) {
@@ -307,7 +375,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 for (int i = 0; i < STAGES; ++i, ++g)
                     if (g >= STAGES) mbar_wait(empty0 + 8 * (g % STAGES), ((g / STAGES) - 1) & 1);
             }
-        } else if (wwarp == 1) {
+        } else if (wwarp == 1 && !bs_bulk) {
             // Scales: asynchronous 4-byte copies straight into the stage, whose completion
             // arrives on the stage's `full` barrier (cp.async.mbarrier.arrive.noinc, one arrival
             // per lane), so this warp never waits on a load and runs as far ahead as the ring.
@@ -395,16 +463,24 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // 128x192 and the swapped tiles lost 3% that way, so they read in the block.
     constexpr bool AHEAD = !T::SWAP && !(T::SB == 2 && T::NWAVES == 1);
     constexpr int NRAW = T::SWAP ? R / 2 : 2 + T::SB;
-    // A-scale row r of K block kb sits at [r * as_rs + (kb & as_cmask)] of its stage.
-    const int as_rs = as_load == AS_TMA_ROWS ? T::AS_ROW : 1, as_cmask = as_load == AS_TMA_ROWS ? 3 : 0;
-    auto scales = [&](uint32_t g, int kb, float* raw) {
-        const int s = g % STAGES;
-        const float* sa = sAS + s * (T::AS_BYTES / 4) + (kb & as_cmask);
+    // A-scale row r of K block kb sits at [r * as_rs + (kb & as_cmask)] of its stage, or in
+    // the tile's slab at [r * slab_kb + j] (row-major box) or [j * BM + r] (column-major),
+    // j = lead + kbi (kbi: the block's index in its tile; lead: kb_begin % 4 for a row-major
+    // box, else 0); with AS_BS_BULK its weight scale at [kb_begin % 4 + kbi] of the tile's
+    // weight-scale slab.
+    const bool rows = as_load == AS_TMA_ROWS;
+    const int as_rs = slab ? (rows ? slab_kb : 1) : rows ? T::AS_ROW : 1, as_cmask = rows ? 3 : 0;
+    const float* slab_as = sAS;  // the current tile's slabs (set per tile below)
+    const float* slab_bs = sBS;
+    int slab_lead = 0, bs_lead = 0;
+    auto scales = [&](uint32_t g, int kb, int kbi, float* raw) {
+        const int s = g % STAGES, j = slab_lead + kbi;
+        const float* sa = !slab ? sAS + s * (T::AS_BYTES / 4) + (kb & as_cmask) : slab_as + (rows ? j : j * BM);
         if constexpr (!T::SWAP) {
             raw[0] = sa[lrow * as_rs];
             raw[1] = sa[(lrow + 8) * as_rs];
 #pragma unroll
-            for (int b = 0; b < T::SB; ++b) raw[2 + b] = sBS[s * T::SB + b];
+            for (int b = 0; b < T::SB; ++b) raw[2 + b] = bs_bulk ? slab_bs[bs_lead + kbi] : sBS[s * T::SB + b];
         } else {
             const float sb = sBS[s * T::SB];
 #pragma unroll
@@ -481,10 +557,18 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     constexpr bool STAGE_C = !T::SWAP && T::CONSUMERS == 2 && sizeof(OutT) == 2 && 4 * 16 * C_PITCH <= T::A_BYTES &&
                              4 * 16 * C_PITCH <= T::B_BYTES;
     uint32_t g = 0;
+    int tile_n = 0;  // tiles with K blocks so far (the slab parity, as the producer counts)
     for (int w = first_item; w < work; w += item_step) {
         int m0, n0, kb_begin, nkb;
         item(w, m0, n0, kb_begin, nkb);
         if (nkb == 0) continue;
+        if (slab) {
+            const int buf = tile_n++ & 1;
+            slab_as = reinterpret_cast<const float*>(smem + T::OFF_SLAB + buf * T::AS_SLAB_BYTES);
+            slab_bs = reinterpret_cast<const float*>(smem + T::OFF_BS_SLAB + buf * T::BS_SLAB * 4);
+            slab_lead = rows ? kb_begin & 3 : 0;
+            bs_lead = kb_begin & 3;
+        }
 #pragma unroll
         for (int i = 0; i < RT; ++i) total[i] = 0.f;
         const int jb = (128 - n0 % 128) / 8;
@@ -508,7 +592,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     if (v + 1 == T::NWAVES && has_next) {
                         const uint32_t gn = gi + 1;
                         mbar_wait(full0 + 8 * (gn % STAGES), (gn / STAGES) & 1);
-                        scales(gn, kbn, next);
+                        scales(gn, kbn, kbn - kb_begin, next);
                     }
                     retire(acc, gi, raw, jb, v, release && v + 1 == T::NWAVES);
                 }
@@ -517,7 +601,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     for (int r = 0; r < NRAW; ++r) raw[r] = next[r];
             };
             mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
-            scales(g, kb_begin, raw);
+            scales(g, kb_begin, 0, raw);
             for (int i = 0; i + 1 < nkb; ++i) k_block(g + i, kb_begin + i + 1, true, true);
             k_block(g + nkb - 1, 0, false, !staged);
         } else {
@@ -525,7 +609,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // between its first two wgmmas.)
             for (int i = 0; i < nkb; ++i) {
                 issue(acc, g + i, 0, false);
-                scales(g + i, kb_begin + i, raw);
+                scales(g + i, kb_begin + i, i, raw);
                 retire(acc, g + i, raw, jb, 0, !(staged && i + 1 == nkb));
             }
         }

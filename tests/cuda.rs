@@ -177,6 +177,36 @@ fn activation_scales_load_by_tma_when_layout_and_alignment_allow() {
 }
 
 #[test]
+fn one_consumer_tiles_take_their_scales_per_tile_when_the_range_fits_a_box() {
+    use kernels::{scale_load_arg, scale_slab_k_blocks, ScaleLoad};
+    // K = 7168 (56 blocks): the whole range in one box; split in 2, 28 blocks each.
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaRows, 56, 1), Some(56));
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaCols, 56, 2), Some(28));
+    // A row-major box is whole 16-byte pieces from a 16-byte boundary (K = 1536: 12 blocks;
+    // 3 splits of 4; 2 of 6, the second from block 6, so a box of blocks 4-11), never wider
+    // than the tensor: 10 blocks in a padded pitch of 12 go stage by stage.
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaRows, 12, 1), Some(12));
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaRows, 12, 3), Some(4));
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaRows, 12, 2), Some(12));
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaRows, 56, 4), Some(20));
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaCols, 56, 4), Some(14));
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaRows, 10, 1), None);
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaCols, 10, 1), Some(10));
+    // Past 64 blocks per part (K = 16384 unsplit; row-major 62 blocks in parts that do not
+    // start on a 16-byte boundary), or scales that only cp.async can read.
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaCols, 128, 1), None);
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaCols, 128, 2), Some(64));
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaRows, 124, 2), None);
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::TmaRows, 128, 2), Some(64));
+    assert_eq!(scale_slab_k_blocks(ScaleLoad::CpAsync, 56, 1), None);
+    // The kernel argument: mode, bulk weight scales (aligned base, KB % 4 == 0), box width.
+    assert_eq!(scale_load_arg(ScaleLoad::TmaCols, None, 0x1000, 56), 2);
+    assert_eq!(scale_load_arg(ScaleLoad::TmaRows, Some(56), 0x1000, 56), 1 | 4 | 56 << 8);
+    assert_eq!(scale_load_arg(ScaleLoad::TmaCols, Some(10), 0x1000, 10), 2 | 10 << 8);
+    assert_eq!(scale_load_arg(ScaleLoad::TmaCols, Some(12), 0x1008, 12), 2 | 12 << 8);
+}
+
+#[test]
 #[ignore = "needs an NVIDIA GPU (run with --include-ignored on a GPU machine)"]
 fn token_quantization_is_bit_exact() {
     let be = gpu();

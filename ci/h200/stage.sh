@@ -31,8 +31,9 @@ if [ "$what" = default ] || [ "$what" = all ]; then
     cargo build --release --features cuda --bin blockfp8 --example cuda_decode_step
     strip -o $B/blockfp8 target/release/blockfp8
     strip -o $B/cuda_decode_step target/release/examples/cuda_decode_step
-    # The newest build output folder is the default build's just made.
-    cp "$(ls -td target/release/build/blockfp8-*/out | head -1)"/*.cubin $B/
+    # The newest kernels are the default build's just made (the newest build folder may be
+    # another feature set's, without kernels).
+    cp "$(dirname "$(ls -t target/release/build/blockfp8-*/out/gemm_block_fp8_0_sm_90a.cubin | head -1)")"/*.cubin $B/
 fi
 if [ "$what" = python ] || [ "$what" = all ]; then
     cargo build --release -p blockfp8-capi --features cuda

@@ -44,8 +44,8 @@ pub(crate) struct MapCache {
     a_scales: Option<(ScaleMapKey, sys::CUtensorMap)>,
 }
 
-/// What an activation-scale descriptor was made for: address, M, strides (row, K block).
-type ScaleMapKey = (u64, usize, usize, usize);
+/// What an activation-scale descriptor was made for: address, M, strides (row, K block), box.
+type ScaleMapKey = (u64, usize, usize, usize, [u32; 2]);
 
 /// The cached map for (addr, rows), or a new one (kept for next time).
 fn cached_map(slot: &mut Option<(u64, usize, sys::CUtensorMap)>, addr: u64, rows: usize, k: usize, box_rows: u32) -> Result<sys::CUtensorMap> {
@@ -101,19 +101,29 @@ impl GemmLaunch for KernelLaunch {
         } else {
             // In a cluster each CTA loads its share of the weight tile (and multicasts it).
             let cluster = inst.cluster.max(1);
-            // Scale TMAs on the two-consumer normal tiles only (TmaTile::AS_TMA).
-            let load = if inst.body == "tma" && inst.num_warps == 8 { kernels::scale_load(as_, s.m, s.k_blocks(), d.a_scale_strides) } else { kernels::ScaleLoad::CpAsync };
+            // Scale TMAs: per stage on the two-consumer normal tiles (TmaTile::AS_TMA), per tile
+            // on the one-consumer deep rings when a tile's K range fits the box (AS_SLAB).
+            let slab_tile = inst.body == "tma" && inst.num_warps == 4 && inst.num_stages >= 8 && cluster == 1;
+            let layout_load = kernels::scale_load(as_, s.m, s.k_blocks(), d.a_scale_strides);
+            let slab_k_blocks = if slab_tile { kernels::scale_slab_k_blocks(layout_load, s.k_blocks(), splits as usize) } else { None };
+            let load = if (inst.body == "tma" && inst.num_warps == 8) || slab_k_blocks.is_some() { layout_load } else { kernels::ScaleLoad::CpAsync };
+            let scale_box = match (load, slab_k_blocks) {
+                (kernels::ScaleLoad::TmaRows, None) => [4, inst.block_m],
+                (kernels::ScaleLoad::TmaRows, Some(k_blocks)) => [k_blocks, inst.block_m],
+                (_, None) => [inst.block_m, 1],
+                (_, Some(k_blocks)) => [inst.block_m, k_blocks],
+            };
             let (tma_a, tma_b, tma_as) = {
                 let mut maps = self.maps.lock().unwrap_or_else(|e| e.into_inner());
                 let maps = &mut *maps;
                 let tma_as = match load {
                     // SAFETY: CUtensorMap is plain bytes; the kernel reads none of them under cp.async loads.
                     kernels::ScaleLoad::CpAsync => unsafe { std::mem::zeroed() },
-                    _ => cached_scale_map(&mut maps.a_scales, load, as_, s.m, s.k_blocks(), d.a_scale_strides, inst.block_m)?,
+                    _ => cached_scale_map(&mut maps.a_scales, load, as_, s.m, s.k_blocks(), d.a_scale_strides, scale_box)?,
                 };
                 (cached_map(&mut maps.a, a, s.m, s.k, inst.block_m)?, cached_map(&mut maps.b, b, s.n, s.k, inst.block_n / cluster)?, tma_as)
             };
-            let load_arg = load as i32;
+            let load_arg = kernels::scale_load_arg(load, slab_k_blocks, bs, s.k_blocks());
             let split_arg = splits as i32;
             // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
             // loop over groups of `cluster` vertically adjacent tiles.
@@ -258,10 +268,7 @@ impl GemmLaunch for VendorLaunch {
     }
 }
 
-/// A TMA descriptor for a row-major [rows, k] fp8 matrix at `base`, read in boxes of
-/// `box_rows` x 128 bytes with the 128-byte swizzle the wgmma descriptors expect; rows and
-/// columns past the end read as zero.
-/// The cached activation-scale map for this memory and layout, or a new one.
+/// The cached activation-scale map for this memory, layout and box, or a new one.
 fn cached_scale_map(
     slot: &mut Option<(ScaleMapKey, sys::CUtensorMap)>,
     load: kernels::ScaleLoad,
@@ -269,17 +276,17 @@ fn cached_scale_map(
     m: usize,
     kb: usize,
     strides: (usize, usize),
-    block_m: u32,
+    boxes: [u32; 2],
 ) -> Result<sys::CUtensorMap> {
-    let key = (addr, m, strides.0, strides.1);
+    let key = (addr, m, strides.0, strides.1, boxes);
     if let Some((k, map)) = slot {
         if *k == key {
             return Ok(*map);
         }
     }
     let map = match load {
-        kernels::ScaleLoad::TmaRows => tensor_map_f32(addr, [kb, m], strides.0, [4, block_m])?,
-        _ => tensor_map_f32(addr, [m, kb], strides.1, [block_m, 1])?,
+        kernels::ScaleLoad::TmaRows => tensor_map_f32(addr, [kb, m], strides.0, boxes)?,
+        _ => tensor_map_f32(addr, [m, kb], strides.1, boxes)?,
     };
     *slot = Some((key, map));
     Ok(map)

@@ -54,6 +54,42 @@ pub enum ScaleLoad {
     TmaCols = 2,
 }
 
+/// K blocks of the per-tile activation-scale slab of the one-consumer deep-ring tiles
+/// (TmaTile::SLAB_KB).
+pub const SCALE_SLAB_K_BLOCKS: usize = 64;
+
+/// The K blocks of the per-tile activation-scale box (the slab of TmaTile::AS_SLAB tiles) for
+/// scales loaded by `load` from an M x `kb` grid split in `splits` parts; None when a part's
+/// range does not fit (SCALE_SLAB_K_BLOCKS) or the scales come by cp.async, and the stages
+/// take them one by one. A row-major box starts on the 16-byte boundary (4 blocks) at or below
+/// its part's first block, so it spans up to 3 more blocks unless parts start on one; it is
+/// whole 16-byte pieces wide and no wider than the tensor's `kb` (a wider box makes an invalid
+/// map).
+pub fn scale_slab_k_blocks(load: ScaleLoad, kb: usize, splits: usize) -> Option<u32> {
+    let splits = splits.max(1);
+    let per_part = kb.div_ceil(splits);
+    let k_blocks = match load {
+        ScaleLoad::CpAsync => return None,
+        ScaleLoad::TmaRows if splits > 1 && per_part % 4 != 0 => (per_part + 3).next_multiple_of(4),
+        ScaleLoad::TmaRows => per_part.next_multiple_of(4),
+        ScaleLoad::TmaCols => per_part,
+    };
+    (k_blocks <= kb && k_blocks <= SCALE_SLAB_K_BLOCKS).then_some(k_blocks as u32)
+}
+
+/// The TMA kernel's `as_load` argument: the load mode, and for a tile's slab its box's K
+/// blocks and whether the weight scales (at `bs_addr`, `kb` per weight-scale block row) come
+/// by one bulk copy, which needs a 16-byte aligned base and row pitch (`bfp8::AsLoad`).
+pub fn scale_load_arg(load: ScaleLoad, slab_k_blocks: Option<u32>, bs_addr: u64, kb: usize) -> i32 {
+    match slab_k_blocks {
+        None => load as i32,
+        Some(k_blocks) => {
+            let bulk = bs_addr % 16 == 0 && kb % 4 == 0;
+            load as i32 | if bulk { 4 } else { 0 } | (k_blocks as i32) << 8
+        }
+    }
+}
+
 /// The scale load for activation scales at `addr` with strides (row, K block) of an M x KB
 /// grid. TMA needs a 16-byte aligned base, a pitch that is a multiple of 16 bytes and a unit
 /// inner stride.
