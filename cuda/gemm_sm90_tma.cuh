@@ -6,10 +6,11 @@
 // when two consumers take its registers through setmaxnreg):
 // - producer: warp 0 issues the TMA copies of the A and B tiles of each 128-wide K block into
 //   a STAGES-deep ring, and of the block's activation scales when their layout allows a TMA
-//   (AS_TMA below); warp 1 copies the weight scale, and the activation scales of any other
-//   layout, with cp.async. Each stage has a `full` mbarrier (TMA bytes + 32 lanes' cp.async
-//   arrivals) and an `empty` one (one arrival per consumer warp once its wgmmas have read the
-//   stage).
+//   (AS_TMA below), or of a whole tile's scales with its first stage (AS_SLAB); warp 1 copies
+//   the weight scale, and the activation scales of any other layout, with cp.async. Each stage
+//   has a `full` mbarrier (TMA bytes + 32 lanes' cp.async arrivals, or TMA bytes alone when the
+//   slabs carry every scale) and an `empty` one (one arrival per consumer warp once its wgmmas
+//   have read the stage).
 // - consumer warpgroup w: 64 rows of the wgmma M side. Per K block: wait `full`, 4 wgmma
 //   m64nNk32 into a fresh accumulator, wait for them, release the stage, then
 //   total += acc * As * Bs. With two consumer warpgroups the tensor cores run one group's
