@@ -361,7 +361,8 @@ fn every_compiled_config_is_correct() {
     // a single token, column-major scales, three 128-row tiles (clusters of two pair the
     // first two and leave the third's partner past M), every start offset of 144-wide tiles,
     // and activation scales loaded by TMA: row-major boxes of 4 K blocks (K = 1536: 12 blocks,
-    // split K starts parts mid-box) and column-major rows (M = 33 padded to a 36-row pitch).
+    // split K starts parts mid-box) and column-major rows (M = 33 padded to a 36-row pitch),
+    // or a tile's whole range in one slab (the one-consumer deep-ring tiles).
     let shapes = [
         (77, 200, 1536, ScaleLayout::RowMajor),
         (33, 328, 512, ScaleLayout::ColumnMajor),
@@ -373,6 +374,12 @@ fn every_compiled_config_is_correct() {
         // 144-wide tiles start 0, 16, ..., 112 columns into a weight-scale block: N = 1160
         // reaches all eight (and ends in a partial tile).
         (33, 1160, 256, ScaleLayout::RowMajor),
+        // More 64-row tiles than SMs, so that a CTA's next tile refills a scale slab
+        // (TmaTile::AS_SLAB) while the ring still holds its last: 8 K blocks (the producer
+        // waits for the slab's release) and 18 (more than the ring: it need not; M <= 256, as
+        // column-major scales get the full reference).
+        (600, 1100, 1024, ScaleLayout::RowMajor),
+        (200, 2400, 2304, ScaleLayout::ColumnMajor),
     ];
     let problems: Vec<QuantizedProblem> = shapes
         .iter()
