@@ -155,10 +155,10 @@ struct TmaTile {
     // 64x32 tile at M=64 N=4096 K=7168 ran 12.6 us without the per-stage activation-scale
     // copies, 14.0 with; per-stage TMAs 15.8, a per-tile slab of 4-byte cp.async 24.8). Two
     // slabs, so that the producer fills the next tile's while the consumers read this one's.
+    static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && CL == 1;
     static constexpr int SLAB_KB = 64;
     // Weight scales of a K range [kb, kb + SLAB_KB) copied from the 16-byte boundary at or
     // below kb: at most SLAB_KB + 3 floats, rounded up to whole 16-byte pieces.
-    static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && CL == 1;
     static constexpr int BS_SLAB = (SLAB_KB + 3 + 3) / 4 * 4;
     static constexpr int C_END = OFF_C + (SWAP ? W * BM * C_PITCH * 2 : 0);
     static constexpr int OFF_SLAB = (C_END + 127) / 128 * 128;  // (a TMA destination)
@@ -341,7 +341,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // coordinate must fall on one), the weight scales from the same boundary
                     // (a bulk copy's source must be aligned). (Loaded in chunks of 8 blocks
                     // with the stages that first need them, the gain was gone: H200, 64x4096x7168
-                    // 12.8 us whole, 14.3 in chunks, 14.1 per stage.)
+                    // 12.9 us whole, 14.3 in chunks, 14.1 with the per-stage copies.)
                     const bool with_slab = slab && i == 0;
                     const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
                     const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
@@ -365,8 +365,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                         constexpr int HALF = BN / 2;
                         tma_load_2d_multicast(s_base + T::OFF_B + s * T::B_BYTES + rank * HALF * 128, tma_b, full, k0, n0 + rank * HALF, 0x3);
                     }
-                    // (After the stage's own loads: issued first, the slabs delayed them, 1-2%
-                    // on the H200.)
+                    // (After the stage's own loads: issued first, the slabs delayed them,
+                    // 0.5-1.5% on the H200.)
                     if (with_slab) load_slabs();
                 }
             }
