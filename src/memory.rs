@@ -329,8 +329,6 @@ impl Drop for HostAllocation {
     }
 }
 
-/// The memory operations of a backend whose device memory is host memory (the CPU backend and
-/// the emulated HIP device): work runs when it is enqueued.
 /// The memory and stream primitives of a backend whose device memory is host memory and whose
 /// work runs as it is enqueued (the CPU backend, the emulated HIP device): expanded inside their
 /// `impl Backend` blocks, so that both keep one definition of these semantics.
@@ -369,6 +367,8 @@ macro_rules! host_memory_primitives {
 }
 pub(crate) use host_memory_primitives;
 
+/// The memory operations of a backend whose device memory is host memory (the CPU backend and
+/// the emulated HIP device): work runs when it is enqueued.
 pub(crate) mod host {
     use super::{HostAllocation, RawBuffer};
     use crate::error::Result;

@@ -144,7 +144,8 @@ impl KernelConfig {
         for (name, v) in [("BLOCK_SIZE_M", self.block_m), ("BLOCK_SIZE_N", self.block_n), ("BLOCK_SIZE_K", self.block_k)] {
             let blockfp8_wide = name == "BLOCK_SIZE_N" && super::WIDE_BLOCK_NS.contains(&v);
             if !blockfp8_wide && (!v.is_power_of_two() || v > 1024) {
-                return Err(format!("{name} = {v} is not a power of two in 1..=1024 (or 144 or 192 for BLOCK_SIZE_N)"));
+                let wide = super::WIDE_BLOCK_NS.map(|n| n.to_string()).join(" or ");
+                return Err(format!("{name} = {v} is not a power of two in 1..=1024 (or {wide} for BLOCK_SIZE_N)"));
             }
         }
         if !(1..=4096).contains(&self.group_m) {

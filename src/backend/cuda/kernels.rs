@@ -77,6 +77,11 @@ pub fn scale_slab_k_blocks(load: ScaleLoad, kb: usize, splits: usize) -> Option<
     (k_blocks <= kb && k_blocks <= SCALE_SLAB_K_BLOCKS).then_some(k_blocks as u32)
 }
 
+/// `bfp8::AsLoad`'s flag for weight scales by one bulk copy per tile, and the shift of the
+/// slab box's K blocks in the kernel's `as_load` argument.
+const AS_BS_BULK: i32 = 4;
+const AS_SLAB_SHIFT: u32 = 8;
+
 /// The TMA kernel's `as_load` argument: the load mode, and for a tile's slab its box's K
 /// blocks and whether the weight scales (at `bs_addr`, `kb` per weight-scale block row) come
 /// by one bulk copy, which needs a 16-byte aligned base and row pitch (`bfp8::AsLoad`).
@@ -85,7 +90,7 @@ pub fn scale_load_arg(load: ScaleLoad, slab_k_blocks: Option<u32>, bs_addr: u64,
         None => load as i32,
         Some(k_blocks) => {
             let bulk = bs_addr % 16 == 0 && kb % 4 == 0;
-            load as i32 | if bulk { 4 } else { 0 } | (k_blocks as i32) << 8
+            load as i32 | if bulk { AS_BS_BULK } else { 0 } | (k_blocks as i32) << AS_SLAB_SHIFT
         }
     }
 }
