@@ -16,6 +16,7 @@ import math
 import torch
 import deep_gemm
 
+from accuracy import block_scaled_reference, calc_diff
 from graph_timing import cuda_graph_us
 
 FP8 = torch.float8_e4m3fn
@@ -45,11 +46,6 @@ def quant_blocks(w):
     return q, s
 
 
-def calc_diff(x, y):
-    x, y = x.double(), y.double()
-    return float(1 - 2 * (x * y).sum() / (x * x + y * y).sum())
-
-
 def problem(m, n, k, seed):
     g = torch.Generator(device=DEV).manual_seed(seed)
     a, a_s = quant_rows(torch.randn(m, k, device=DEV, dtype=torch.bfloat16, generator=g))
@@ -63,12 +59,6 @@ def problem(m, n, k, seed):
 
 def run(p):
     deep_gemm.fp8_gemm_nt((p[0], p[1]), (p[2], p[3]), p[4], disable_ue8m0_cast=True, recipe=(1, 128, 128))
-
-
-def reference(a, a_s, b, b_s):
-    ad = a.double() * a_s.double().repeat_interleave(128, 1)
-    bd = b.double() * b_s.double().repeat_interleave(128, 0)[: b.shape[0]].repeat_interleave(128, 1)
-    return ad @ bd.t()
 
 
 def graph_us(sets):
@@ -94,7 +84,7 @@ def time_shape(m, n, k):
         row["copies"] = copies
         # Checked after the timing: the float64 reference GEMM run on the GPU just before it
         # slowed the timing of the big-weight shapes by 7-9% (python_race.py says more).
-        row["calc_diff"] = calc_diff(got, reference(*host))
+        row["calc_diff"] = calc_diff(got, block_scaled_reference(*host))
         del host
     except Exception as e:  # a shape DeepGEMM refuses is reported, not fatal
         row["error"] = f"{type(e).__name__}: {e}"[:300]

@@ -23,6 +23,7 @@ import time
 import torch
 
 import blockfp8
+from accuracy import block_scaled_reference, calc_diff
 from graph_timing import cuda_graph_us
 
 ANCHORS = [
@@ -39,11 +40,6 @@ OUT_DTYPE = torch.bfloat16
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def calc_diff(x, y):
-    x, y = x.double(), y.double()
-    return float(1 - 2 * (x * y).sum() / (x * x + y * y).sum())
 
 
 def host_time_us(pass_fn):
@@ -76,9 +72,7 @@ class Inputs:
 
 
 def reference(inp):
-    a = inp.a.double() * inp.a_s.double().repeat_interleave(128, 1)[:, : inp.a.shape[1]]
-    bs = inp.b_s.double().repeat_interleave(128, 0)[: inp.b.shape[0]].repeat_interleave(128, 1)[:, : inp.b.shape[1]]
-    return a @ (inp.b.double() * bs).t()
+    return block_scaled_reference(inp.a, inp.a_s, inp.b, inp.b_s)
 
 
 # ---- contenders: make(inp) -> call() computing into a fresh or fixed output ------------------
