@@ -80,20 +80,41 @@ impl Tile {
         match body {
             Body::Mma => self.stages * ((self.bm + self.bn) * 128 + self.bm * 4) + 1024,
             Body::Tma { .. } => {
-                // A stage's activation scales: BM rows of 4 floats on the two-consumer normal
-                // tiles (TmaTile::AS_TMA), else BM floats.
-                let as_row = if self.warps == 8 && body == (Body::Tma { swap: false }) { 4 } else { 1 };
-                let scales_b = self.stages * (self.bm + self.bn) * 128 + self.stages * self.bm * 4 * as_row;
-                let weight_scale_blocks = if self.bn > 128 { 2 } else { 1 };
-                let bars = (scales_b + self.stages * 4 * weight_scale_blocks).div_ceil(8) * 8;
-                let c_stage = if matches!(body, Body::Tma { swap: true }) { self.warps * self.bm * 24 * 2 } else { 0 };
-                let end = (bars + 16 * self.stages).div_ceil(16) * 16 + c_stage;
-                // The one-consumer deep-ring tiles' two per-tile scale slabs, 128-byte aligned:
-                // 64 K blocks of BM activation scales, 68 weight scales (TmaTile::AS_SLAB).
-                let slab_tile = self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && self.cluster == 1;
-                let end = if slab_tile { end.div_ceil(128) * 128 + 2 * (64 * self.bm * 4) + 2 * 68 * 4 } else { end };
+                let end = self.smem_before_c(body);
+                // The C buffer of the tiles that store C by TMA (TmaTile::C_TMA), 1024-aligned.
+                let end = if self.c_box(body) > 0 { end.div_ceil(1024) * 1024 + self.bm * self.bn * 2 } else { end };
                 end + 1024
             }
+        }
+    }
+    /// TMA: shared memory below the C buffer (TmaTile::SLAB_END).
+    fn smem_before_c(&self, body: Body) -> u32 {
+        // A stage's activation scales: BM rows of 4 floats on the two-consumer normal tiles
+        // (TmaTile::AS_TMA), else BM floats.
+        let as_row = if self.warps == 8 && body == (Body::Tma { swap: false }) { 4 } else { 1 };
+        let scales_b = self.stages * (self.bm + self.bn) * 128 + self.stages * self.bm * 4 * as_row;
+        let weight_scale_blocks = if self.bn > 128 { 2 } else { 1 };
+        let bars = (scales_b + self.stages * 4 * weight_scale_blocks).div_ceil(8) * 8;
+        let c_stage = if matches!(body, Body::Tma { swap: true }) { self.warps * self.bm * 24 * 2 } else { 0 };
+        let end = (bars + 16 * self.stages).div_ceil(16) * 16 + c_stage;
+        // The one-consumer deep-ring tiles' two per-tile scale slabs, 128-byte aligned: 64 K
+        // blocks of BM activation scales, 68 weight scales (TmaTile::AS_SLAB).
+        let slab_tile = self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && self.cluster == 1;
+        if slab_tile { end.div_ceil(128) * 128 + 2 * (64 * self.bm * 4) + 2 * 68 * 4 } else { end }
+    }
+    /// Columns per TMA store box of C (TmaTile::C_BOX) on the tiles that store C by TMA from a
+    /// buffer of their own (TmaTile::C_TMA: two consumers, normal, where the buffer fits the
+    /// shared memory), else 0.
+    fn c_box(&self, body: Body) -> u32 {
+        if body != (Body::Tma { swap: false }) || self.warps != 8 {
+            return 0;
+        }
+        let fits = self.smem_before_c(body).div_ceil(1024) * 1024 + self.bm * self.bn * 2 + 1024 <= MAX_SMEM;
+        match (fits, self.bn % 64, self.bn % 32) {
+            (false, _, _) => 0,
+            (true, 0, _) => 64,
+            (true, _, 0) => 32,
+            _ => 16,
         }
     }
     /// TMA: mirror of TmaTile::THREADS (two producer warps, or a warpgroup with two consumers).
@@ -174,7 +195,7 @@ fn tiles(list: &[(u32, u32, u32, u32)]) -> Vec<Tile> {
 /// tile that serves K % 16 != 0 (and every shape on builds without sm_90a).
 fn default_tiles(wgmma_build: bool) -> Vec<Tile> {
     if wgmma_build {
-        tiles(&[(128, 128, 8, 6), (128, 192, 8, 3), (128, 256, 8, 4), (64, 64, 4, 4), (64, 64, 4, 8), (16, 64, 4, 4), (32, 64, 4, 4), (32, 64, 4, 8), (64, 32, 4, 12), (64, 128, 8, 2)])
+        tiles(&[(128, 128, 8, 6), (128, 192, 8, 3), (128, 256, 8, 3), (128, 256, 8, 4), (64, 64, 4, 4), (64, 64, 4, 8), (16, 64, 4, 4), (32, 64, 4, 4), (32, 64, 4, 8), (64, 32, 4, 12), (64, 128, 8, 2)])
     } else {
         tiles(&[(64, 128, 8, 4), (16, 64, 4, 6), (32, 64, 4, 6), (64, 64, 4, 4), (128, 64, 8, 4), (64, 128, 8, 2)])
     }
@@ -403,6 +424,11 @@ pub fn build(out_dir: &Path) {
                 "static_assert(bfp8::TmaTile<{}, {}, {}, {}, {}>::SMEM + 1024 == {}, \"cuda/build_cuda.rs Tile::smem mirrors TmaTile::SMEM\");",
                 t.bm, t.bn, t.warps, t.stages, t.cluster, t.smem(body)
             );
+            let _ = writeln!(
+                parts[part],
+                "static_assert((bfp8::TmaTile<{0}, {1}, {2}, {3}, {4}>::C_TMA ? bfp8::TmaTile<{0}, {1}, {2}, {3}, {4}>::C_BOX : 0) == {5}, \"cuda/build_cuda.rs Tile::c_box mirrors TmaTile::C_TMA / C_BOX\");",
+                t.bm, t.bn, t.warps, t.stages, t.cluster, t.c_box(body)
+            );
         }
         for out in outs {
             let ty = match *out {
@@ -423,8 +449,8 @@ pub fn build(out_dir: &Path) {
             };
             let _ = writeln!(
                 table,
-                "    GemmInstance {{ block_m: {}, block_n: {}, num_warps: {}, num_stages: {}, cluster: {}, out: {out:?}, module: \"gemm_block_fp8_{part}\", symbol: \"sm90_gemm_block_fp8_{}_{out}\", smem_bytes: {}, threads: {}, body: {body_name:?} }},",
-                t.bm, t.bn, t.warps, t.stages, t.cluster, t.tag(), t.smem(body), t.threads(body)
+                "    GemmInstance {{ block_m: {}, block_n: {}, num_warps: {}, num_stages: {}, cluster: {}, out: {out:?}, module: \"gemm_block_fp8_{part}\", symbol: \"sm90_gemm_block_fp8_{}_{out}\", smem_bytes: {}, threads: {}, body: {body_name:?}, c_box: {} }},",
+                t.bm, t.bn, t.warps, t.stages, t.cluster, t.tag(), t.smem(body), t.threads(body), t.c_box(body)
             );
         }
     }
@@ -481,7 +507,7 @@ pub fn build(out_dir: &Path) {
          pub struct CubinImage {{ pub arch: &'static str, pub module: &'static str, pub bytes: &'static [u8] }}\n\
          /// One compiled GEMM instantiation: a tile config and an output dtype.\n\
          #[derive(Clone, Copy, Debug, PartialEq, Eq)]\n\
-         pub struct GemmInstance {{ pub block_m: u32, pub block_n: u32, pub num_warps: u32, pub num_stages: u32, pub cluster: u32, pub out: &'static str, pub module: &'static str, pub symbol: &'static str, pub smem_bytes: u32, pub threads: u32, pub body: &'static str }}\n\
+         pub struct GemmInstance {{ pub block_m: u32, pub block_n: u32, pub num_warps: u32, pub num_stages: u32, pub cluster: u32, pub out: &'static str, pub module: &'static str, pub symbol: &'static str, pub smem_bytes: u32, pub threads: u32, pub body: &'static str, pub c_box: u32 }}\n\
          pub static CUBINS: &[CubinImage] = &[\n{cubins}];\n\
          pub static GEMM_INSTANCES: &[GemmInstance] = &[\n{table}];\n\
          /// ptxas -v output of this build.\n\

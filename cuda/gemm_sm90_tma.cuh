@@ -75,6 +75,19 @@ __device__ __forceinline__ void bulk_load_1d(uint32_t dst, const void* src, uint
                  "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(bar)
                  : "memory");
 }
+// TMA store of a box from shared memory at `src` to the tensor at (c_inner, c_outer) (parts
+// past the tensor's ends are not written), in this thread's current bulk group.
+__device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, int c_inner, int c_outer) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(c_inner), "r"(c_outer)
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until this thread's bulk groups have read their shared-memory sources (so the
+// sources may be rewritten).
+__device__ __forceinline__ void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+// Waits until this thread's bulk groups are complete (their writes done).
+__device__ __forceinline__ void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 // Arrives on `bar` once this thread's earlier cp.async copies have landed (the barrier's
 // expected count includes the arrival).
 __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint32_t bar) {
@@ -164,7 +177,15 @@ struct TmaTile {
     static constexpr int OFF_SLAB = (C_END + 127) / 128 * 128;  // (a TMA destination)
     static constexpr int AS_SLAB_BYTES = SLAB_KB * BM * 4;
     static constexpr int OFF_BS_SLAB = OFF_SLAB + 2 * AS_SLAB_BYTES;
-    static constexpr int SMEM = AS_SLAB ? OFF_BS_SLAB + 2 * BS_SLAB * 4 : C_END;
+    static constexpr int SLAB_END = AS_SLAB ? OFF_BS_SLAB + 2 * BS_SLAB * 4 : C_END;
+    // Two-consumer normal tiles whose ring leaves room for it get a C buffer of their own
+    // (BM x BN 16-bit outputs): each warp writes its 16 rows there and stores them by TMA,
+    // in boxes of 16 rows x C_BOX columns (swizzled rows of 2 * C_BOX bytes), then goes on to
+    // the next tile while the TMA writes (the stores no longer hold up the wgmmas).
+    static constexpr int C_BOX = BN % 64 == 0 ? 64 : BN % 32 == 0 ? 32 : 16;
+    static constexpr int OFF_CBUF = (SLAB_END + 1023) / 1024 * 1024;  // (the swizzle's atom)
+    static constexpr bool C_TMA = !SWAP && CONSUMERS == 2 && OFF_CBUF + BM * BN * 2 + 1024 <= 227 * 1024;
+    static constexpr int SMEM = C_TMA ? OFF_CBUF + BM * BN * 2 : SLAB_END;
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
     static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || ((WN == 144 || WN == 192) && !SWAP && CONSUMERS == 2), "wgmma N");
     static_assert((BN <= 128 && 128 % BN == 0) || BN == 144 || BN == 192 || (BN == 256 && NWAVES == 2 && CONSUMERS == 2),
@@ -239,10 +260,10 @@ __device__ __forceinline__ void store_one(OutT* C, float* ws, bool split, int M,
 // counter `g` gives every K block its ring stage (g % STAGES) and barrier phase; the producer
 // runs ahead into the next tile while the consumers store this one.
 template <int BM, int BN, int W, int STAGES, int CL, typename OutT>
-__device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, const TmaDesc* tma_b, const TmaDesc* tma_as,
+__device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, const TmaDesc* tma_b, const TmaDesc* tma_as, const TmaDesc* tma_c,
                                                         const float* __restrict__ As, const float* __restrict__ Bs, OutT* __restrict__ C,
                                                         float* __restrict__ ws, int M, int N, int K, int as_stride_m, int as_stride_kb,
-                                                        int group_m, int splits, int as_load) {
+                                                        int group_m, int splits, int as_load, int c_by_tma) {
     using T = TmaTile<BM, BN, W, STAGES, CL>;
     if constexpr (!T::AS_TMA && !T::AS_SLAB) as_load = AS_CP_ASYNC;  // (the launcher asks only these tiles)
     // Whether this launch's tiles take their scales from per-tile slabs (AS_SLAB; the
@@ -557,6 +578,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     constexpr int C_PITCH = (BN / 8 / C_PASSES + 7) / 8 * 8 * 16;
     constexpr bool STAGE_C = !T::SWAP && T::CONSUMERS == 2 && sizeof(OutT) == 2 && 4 * 16 * C_PITCH <= T::A_BYTES &&
                              4 * 16 * C_PITCH <= T::B_BYTES;
+    // C by TMA store (T::C_TMA, 16-bit C; the launcher passes a map of C when its layout
+    // allows one): this warp's 16-row piece of the C buffer, BN / C_BOX boxes.
+    constexpr bool TMA_C = T::C_TMA && sizeof(OutT) == 2;
+    const bool c_tma = TMA_C && c_by_tma && !split;
+    constexpr int C_BOX_BYTES = 16 * T::C_BOX * 2;
+    uint8_t* const c_piece = smem + (TMA_C ? T::OFF_CBUF : 0) + (wg * 4 + wwarp) * 16 * BN * 2;
     uint32_t g = 0;
     int tile_n = 0;  // tiles with K blocks so far (the slab parity, as the producer counts)
     for (int w = first_item; w < work; w += item_step) {
@@ -575,7 +602,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         const int jb = (128 - n0 % 128) / 8;
         // 16-bit C goes out through the tile's last ring stage (below), which this warp
         // keeps until then; split K adds fp32 into the workspace directly.
-        const bool staged = STAGE_C && !split;
+        const bool staged = STAGE_C && !split && !c_tma;
         float raw[NRAW];
         if constexpr (AHEAD) {
             // One K block: its waves in turn, the next block waited for and its scales read
@@ -616,6 +643,35 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
         g += nkb;
 
+        if constexpr (TMA_C) if (c_tma) {
+            if (lane == 0) bulk_wait_read0();  // the previous tile's stores have read the piece
+            __syncwarp();
+            // Fragment (row r = lane / 4 + 8h, 8-column group j) into box j / (C_BOX / 8),
+            // 16-byte chunk j % (C_BOX / 8) of its row, at the TMA swizzle's place: the chunk
+            // index XOR address bits 7-9 (128-byte rows), 7-8 (64) or 7 (32), so the 8 rows of
+            // one store hit distinct banks.
+            const int sl = opaque_i32(lane);
+#pragma unroll
+            for (int j = 0; j < RT / 4; ++j) {
+                constexpr int CHUNKS = T::C_BOX / 8;
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int r = sl / 4 + 8 * h;
+                    const int sw = CHUNKS == 8 ? r & 7 : CHUNKS == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
+                    const int off = (j / CHUNKS) * C_BOX_BYTES + r * (2 * T::C_BOX) + ((j % CHUNKS) ^ sw) * 16 + (sl % 4) * 4;
+                    *reinterpret_cast<uint32_t*>(c_piece + off) = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
+                }
+            }
+            fence_proxy_async_smem();
+            __syncwarp();
+            if (lane == 0) {
+                const int row = m0 + wg * 64 + wwarp * 16;
+#pragma unroll
+                for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, smem_u32(c_piece) + b * C_BOX_BYTES, n0 + b * T::C_BOX, row);
+                bulk_commit();
+            }
+            continue;
+        }
         if constexpr (STAGE_C) if (staged) {
             // The last stage's A and B tiles (every consumer's wgmmas are done with them after
             // the barrier) hold each warp's 16-row piece of C: warpgroup 0's in the B tile,
@@ -705,6 +761,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
         }
     }
+    // The CTA's shared memory must outlive the stores that read it.
+    if constexpr (TMA_C) if (c_tma && lane == 0) bulk_wait0();
 }
 
 }  // namespace bfp8
@@ -713,14 +771,16 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 // BM 64/128) or W = 4 * BN / 64 otherwise (swapped: BM 16/32, or m64n128w8); block =
 // TmaTile::THREADS (W * 32 consumers + 64 or, for W = 8, 128 producer threads), dynamic
 // shared memory TmaTile::SMEM + 1024.
-// Arguments (tma_a, tma_b, tma_as, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, group_m,
-// splits, as_load); tma_as is read only when as_load (bfp8::AsLoad) names a TMA;
+// Arguments (tma_a, tma_b, tma_as, tma_c, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb,
+// group_m, splits, as_load, c_by_tma); tma_as is read only when as_load (bfp8::AsLoad) names a
+// TMA, tma_c (C in boxes of 16 rows x TmaTile::C_BOX columns) only when c_by_tma != 0 on a
+// TmaTile::C_TMA tile with 16-bit C and no split;
 // grid (min(tiles * splits, SMs * CTAs per SM)) persistent CTAs, or with clusters CL times
 // min(tile pairs * splits, resident clusters); ws as for the mma.sync body.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T) \
-    bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, CL, OUT_T>(&tma_a, &tma_b, &tma_as, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb, \
-                                                        group_m, splits, as_load);
+    bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, CL, OUT_T>(&tma_a, &tma_b, &tma_as, &tma_c, as, bs, c, ws, M, N, K, as_stride_m, \
+                                                        as_stride_kb, group_m, splits, as_load, c_by_tma);
 #else
 #define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T) __trap();
 #endif
@@ -729,8 +789,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 #define BLOCKFP8_GEMM_TMA_KERNEL(NAME, BM, BN, W, S, CL, OUT_T, ...)                                                      \
     extern "C" __global__ void __launch_bounds__(bfp8::TmaTile<BM, BN, W, S, CL>::THREADS, 1) __VA_ARGS__ NAME(            \
         const __grid_constant__ bfp8::TmaDesc tma_a, const __grid_constant__ bfp8::TmaDesc tma_b,                        \
-        const __grid_constant__ bfp8::TmaDesc tma_as, const float* as, const float* bs, OUT_T* c, float* ws, int M,     \
-        int N, int K, int as_stride_m, int as_stride_kb, int group_m, int splits, int as_load) {                        \
+        const __grid_constant__ bfp8::TmaDesc tma_as, const __grid_constant__ bfp8::TmaDesc tma_c, const float* as,     \
+        const float* bs, OUT_T* c, float* ws, int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m,      \
+        int splits, int as_load, int c_by_tma) {                                                                        \
         static_assert(bfp8::TmaTile<BM, BN, W, S, CL>::CONSUMERS * 4 == W, "num_warps = 4 per consumer warpgroup");     \
         BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T)                                                                        \
     }

@@ -177,6 +177,25 @@ fn activation_scales_load_by_tma_when_layout_and_alignment_allow() {
 }
 
 #[test]
+fn c_goes_out_by_tma_store_only_where_the_tile_and_layout_allow() {
+    use kernels::c_store_box;
+    // A tile with a C buffer (boxes of 64 columns), 16-bit C, unsplit, rows on 16 bytes.
+    assert_eq!(c_store_box(64, OutDtype::Bf16, 1, 4096, 0x1000), Some(64));
+    assert_eq!(c_store_box(16, OutDtype::F16, 1, 200, 0x1000), Some(16));
+    // No buffer; fp32 C; a K split (fp32 sums into the workspace); a row pitch or base off
+    // 16 bytes (N = 1100 bf16 rows are 2200 bytes): the warps store C themselves.
+    assert_eq!(c_store_box(0, OutDtype::Bf16, 1, 4096, 0x1000), None);
+    assert_eq!(c_store_box(64, OutDtype::F32, 1, 4096, 0x1000), None);
+    assert_eq!(c_store_box(64, OutDtype::Bf16, 2, 4096, 0x1000), None);
+    assert_eq!(c_store_box(64, OutDtype::Bf16, 1, 1100, 0x1000), None);
+    assert_eq!(c_store_box(64, OutDtype::Bf16, 1, 4096, 0x1008), None);
+    // Every compiled tile with a C buffer is a two-consumer tile whose boxes divide its width.
+    for inst in kernels::GEMM_INSTANCES.iter().filter(|i| i.c_box > 0) {
+        assert!(inst.num_warps == 8 && inst.block_n % inst.c_box == 0 && [16, 32, 64].contains(&inst.c_box), "{}", inst.symbol);
+    }
+}
+
+#[test]
 fn one_consumer_tiles_take_their_scales_per_tile_when_the_range_fits_a_box() {
     use kernels::{scale_load_arg, scale_slab_k_blocks, ScaleLoad};
     // K = 7168 (56 blocks): the whole range in one box; split in 2, 28 blocks each.
@@ -391,6 +410,12 @@ fn every_compiled_config_is_correct() {
     for q in &problems {
         let paths: Vec<GemmPath> = configs.iter().cloned().map(GemmPath::Tuned).collect();
         check_gemm(&be, q, OutDtype::Bf16, &paths);
+    }
+    // fp16 C from the two-consumer tiles, which store 16-bit C by TMA where they have a C
+    // buffer (N = 200, 328, 576: rows on 16 bytes; N = 129: the warps store it).
+    let two_consumer: Vec<GemmPath> = configs.iter().filter(|c| c.num_warps == 8 && c.block_m == 128).cloned().map(GemmPath::Tuned).collect();
+    for q in &problems[..5] {
+        check_gemm(&be, q, OutDtype::F16, &two_consumer);
     }
     // Split K (fp32 atomics + conversion kernel), uneven splits and parts without K blocks
     // included (K = 640 in 4 splits is 3 parts), every output dtype; the widest tile too

@@ -15,7 +15,7 @@ use crate::backend::{GemmLaunch, GemmLaunchArgs, Launches, TimingOptions};
 use crate::config::KernelConfig;
 use crate::error::{Error, Result};
 use crate::stream::Stream;
-use crate::types::{GemmShape, ScaleLayout};
+use crate::types::{GemmShape, OutDtype, ScaleLayout};
 
 /// The crate's kernel for one (N, K, output), resolved: function handles, the CTA count rule
 /// inputs and the K-split rule.
@@ -42,6 +42,7 @@ pub(crate) struct MapCache {
     a: Option<(u64, usize, sys::CUtensorMap)>,
     b: Option<(u64, usize, sys::CUtensorMap)>,
     a_scales: Option<(ScaleMapKey, sys::CUtensorMap)>,
+    c: Option<(u64, usize, sys::CUtensorMap)>,
 }
 
 /// What an activation-scale descriptor was made for: address, M, strides (row, K block), box.
@@ -113,7 +114,8 @@ impl GemmLaunch for KernelLaunch {
                 (_, None) => [inst.block_m, 1],
                 (_, Some(k_blocks)) => [inst.block_m, k_blocks],
             };
-            let (tma_a, tma_b, tma_as) = {
+            let c_box = kernels::c_store_box(inst.c_box, s.out_dtype, splits, s.n, c);
+            let (tma_a, tma_b, tma_as, tma_c) = {
                 let mut maps = self.maps.lock().unwrap_or_else(|e| e.into_inner());
                 let maps = &mut *maps;
                 let tma_as = match load {
@@ -121,8 +123,14 @@ impl GemmLaunch for KernelLaunch {
                     kernels::ScaleLoad::CpAsync => unsafe { std::mem::zeroed() },
                     _ => cached_scale_map(&mut maps.a_scales, load, as_, s.m, s.k_blocks(), d.a_scale_strides, scale_box)?,
                 };
-                (cached_map(&mut maps.a, a, s.m, s.k, inst.block_m)?, cached_map(&mut maps.b, b, s.n, s.k, inst.block_n / cluster)?, tma_as)
+                let tma_c = match c_box {
+                    Some(cols) => cached_c_map(&mut maps.c, c, s.m, s.n, s.out_dtype, cols)?,
+                    // SAFETY: plain bytes; the kernel reads no C map when c_by_tma is 0.
+                    None => unsafe { std::mem::zeroed() },
+                };
+                (cached_map(&mut maps.a, a, s.m, s.k, inst.block_m)?, cached_map(&mut maps.b, b, s.n, s.k, inst.block_n / cluster)?, tma_as, tma_c)
             };
+            let c_by_tma = c_box.is_some() as i32;
             let load_arg = kernels::scale_load_arg(load, slab_k_blocks, bs, s.k_blocks());
             let split_arg = splits as i32;
             // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
@@ -138,6 +146,7 @@ impl GemmLaunch for KernelLaunch {
                 arg(&tma_a),
                 arg(&tma_b),
                 arg(&tma_as),
+                arg(&tma_c),
                 arg(&as_),
                 arg(&bs),
                 arg(&c),
@@ -150,10 +159,12 @@ impl GemmLaunch for KernelLaunch {
                 arg(&gm),
                 arg(&split_arg),
                 arg(&load_arg),
+                arg(&c_by_tma),
             ];
-            // SAFETY: matches the TMA kernel's parameters (three CUtensorMaps by value, then as
-            // gemm_block_fp8_body's, then the split count and the scale load); the maps
-            // describe A, B and, when `load` names a TMA, the activation scales.
+            // SAFETY: matches the TMA kernel's parameters (four CUtensorMaps by value, then as
+            // gemm_block_fp8_body's, then the split count, the scale load and the C store); the
+            // maps describe A, B, the activation scales when `load` names a TMA, and C when
+            // c_by_tma is 1.
             self.gpu.launch_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
         }
         if splits > 1 {
@@ -290,6 +301,35 @@ fn cached_scale_map(
     };
     *slot = Some((key, map));
     Ok(map)
+}
+
+/// The cached map of C for this memory and M, or a new one.
+fn cached_c_map(slot: &mut Option<(u64, usize, sys::CUtensorMap)>, addr: u64, m: usize, n: usize, out: OutDtype, box_cols: u32) -> Result<sys::CUtensorMap> {
+    if let Some((a, r, map)) = slot {
+        if *a == addr && *r == m {
+            return Ok(*map);
+        }
+    }
+    let map = tensor_map_c(addr, m, n, out, box_cols)?;
+    *slot = Some((addr, m, map));
+    Ok(map)
+}
+
+/// C [m, n] of 16-bit outputs, stored in boxes of 16 rows x `box_cols` columns from rows of
+/// 2 * box_cols bytes in the matching swizzle (TmaTile::C_BOX in cuda/gemm_sm90_tma.cuh).
+fn tensor_map_c(base: u64, m: usize, n: usize, out: OutDtype, box_cols: u32) -> Result<sys::CUtensorMap> {
+    use sys::{CUtensorMapDataType as D, CUtensorMapL2promotion as L, CUtensorMapSwizzle as S};
+    let swizzle = match box_cols {
+        64 => S::CU_TENSOR_MAP_SWIZZLE_128B,
+        32 => S::CU_TENSOR_MAP_SWIZZLE_64B,
+        _ => S::CU_TENSOR_MAP_SWIZZLE_32B,
+    };
+    let dtype = match out {
+        OutDtype::F16 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        _ => D::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+    };
+    let layout = MapLayout { dims: [n, m], pitch_bytes: 2 * n, boxes: [box_cols, 16], swizzle, l2: L::CU_TENSOR_MAP_L2_PROMOTION_NONE };
+    encode_2d(base, dtype, &layout, "cuTensorMapEncodeTiled (C)")
 }
 
 /// A 2-D fp32 map: `dims` (inner, outer) elements, outer pitch `pitch` elements, `boxes`

@@ -95,6 +95,15 @@ pub fn scale_load_arg(load: ScaleLoad, slab_k_blocks: Option<u32>, bs_addr: u64,
     }
 }
 
+/// The box width (columns) of the TMA store of C, when the kernel stores C that way: on tiles
+/// with a C buffer (`c_box`, GemmInstance::c_box; 0 = none), for 16-bit C without a K split
+/// (splits add fp32 into the workspace), whose rows start on 16-byte boundaries (TMA needs a
+/// 16-byte aligned base and pitch). Otherwise the warps store C themselves.
+pub fn c_store_box(c_box: u32, out: OutDtype, splits: u32, n: usize, c_addr: u64) -> Option<u32> {
+    let aligned = c_addr % 16 == 0 && (n * out.bytes()) % 16 == 0;
+    (c_box > 0 && out.bytes() == 2 && splits <= 1 && aligned).then_some(c_box)
+}
+
 /// The scale load for activation scales at `addr` with strides (row, K block) of an M x KB
 /// grid. TMA needs a 16-byte aligned base, a pitch that is a multiple of 16 bytes and a unit
 /// inner stride.
