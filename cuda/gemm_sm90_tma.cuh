@@ -26,10 +26,11 @@
 // weight scales. BN 256 covers two blocks in two waves of 128 columns: per K block each
 // consumer issues, waits for and promotes one wave, then the other, so it holds one 64x128
 // accumulator and 64x256 totals (64 + 128 registers, as 96 + 96 at 128x192).
-// With 16-bit output, swapped tiles stage C through shared memory of their own,
-// two-consumer normal tiles through the A and B tiles of the tile's last ring stage, which
-// the consumers release only after C is out (full 128-byte lines per store instead of
-// fragments scattered over 8 rows: 6% at M >= 1024 on the H200).
+// With 16-bit output, swapped tiles stage C through shared memory of their own; two-consumer
+// normal tiles store it by TMA from a C buffer of their own where the ring leaves room for one
+// (TmaTile::C_TMA), else through the A and B tiles of the tile's last ring stage, which the
+// consumers release only after C is out (full 128-byte lines per store instead of fragments
+// scattered over 8 rows: 6% at M >= 1024 on the H200).
 // Clusters (CL = 2): CTA pairs on vertically adjacent tiles multicast the shared weight tile;
 // each consumer warp releases a stage on both CTAs' `empty` barriers.
 // Partial tiles: TMA zero-fills rows past M / N and K past the end; stores are masked.
