@@ -104,10 +104,9 @@ impl GemmLaunch for KernelLaunch {
             let cluster = inst.cluster.max(1);
             // Scale TMAs: per stage on the two-consumer normal tiles (TmaTile::AS_TMA), per tile
             // on the one-consumer deep rings when a tile's K range fits the box (AS_SLAB).
-            let slab_tile = inst.body == "tma" && inst.num_warps == 4 && inst.num_stages >= 8 && cluster == 1;
             let layout_load = kernels::scale_load(as_, s.m, s.k_blocks(), d.a_scale_strides);
-            let slab_k_blocks = if slab_tile { kernels::scale_slab_k_blocks(layout_load, s.k_blocks(), splits as usize) } else { None };
-            let load = if (inst.body == "tma" && inst.num_warps == 8) || slab_k_blocks.is_some() { layout_load } else { kernels::ScaleLoad::CpAsync };
+            let slab_k_blocks = if inst.scale_slab { kernels::scale_slab_k_blocks(layout_load, s.k_blocks(), splits as usize) } else { None };
+            let load = if inst.scale_tma || slab_k_blocks.is_some() { layout_load } else { kernels::ScaleLoad::CpAsync };
             let scale_box = match (load, slab_k_blocks) {
                 (kernels::ScaleLoad::TmaRows, None) => [4, inst.block_m],
                 (kernels::ScaleLoad::TmaRows, Some(k_blocks)) => [k_blocks, inst.block_m],
