@@ -39,24 +39,27 @@ pub(crate) struct KernelLaunch {
 /// One descriptor per operand, kept for the next launch on the same memory.
 #[derive(Default)]
 pub(crate) struct MapCache {
-    a: Option<(u64, usize, sys::CUtensorMap)>,
-    b: Option<(u64, usize, sys::CUtensorMap)>,
+    a: Option<(OperandMapKey, sys::CUtensorMap)>,
+    b: Option<(OperandMapKey, sys::CUtensorMap)>,
     a_scales: Option<(ScaleMapKey, sys::CUtensorMap)>,
-    c: Option<(u64, usize, sys::CUtensorMap)>,
+    c: Option<(OperandMapKey, sys::CUtensorMap)>,
 }
+
+/// What an operand's descriptor was made for: address and rows (the rest is fixed per launch).
+type OperandMapKey = (u64, usize);
 
 /// What an activation-scale descriptor was made for: address, M, strides (row, K block), box.
 type ScaleMapKey = (u64, usize, usize, usize, [u32; 2]);
 
-/// The cached map for (addr, rows), or a new one (kept for next time).
-fn cached_map(slot: &mut Option<(u64, usize, sys::CUtensorMap)>, addr: u64, rows: usize, k: usize, box_rows: u32) -> Result<sys::CUtensorMap> {
-    if let Some((a, r, map)) = slot {
-        if *a == addr && *r == rows {
+/// The map cached in `slot` if it was made for `key`, else `encode()`'s (kept for next time).
+fn cached_map<K: PartialEq>(slot: &mut Option<(K, sys::CUtensorMap)>, key: K, encode: impl FnOnce() -> Result<sys::CUtensorMap>) -> Result<sys::CUtensorMap> {
+    if let Some((k, map)) = slot {
+        if *k == key {
             return Ok(*map);
         }
     }
-    let map = tensor_map_fp8(addr, rows, k, box_rows)?;
-    *slot = Some((addr, rows, map));
+    let map = encode()?;
+    *slot = Some((key, map));
     Ok(map)
 }
 
@@ -120,14 +123,18 @@ impl GemmLaunch for KernelLaunch {
                 let tma_as = match load {
                     // SAFETY: CUtensorMap is plain bytes; the kernel reads none of them under cp.async loads.
                     kernels::ScaleLoad::CpAsync => unsafe { std::mem::zeroed() },
-                    _ => cached_scale_map(&mut maps.a_scales, load, as_, s.m, s.k_blocks(), d.a_scale_strides, scale_box)?,
+                    _ => cached_map(&mut maps.a_scales, (as_, s.m, d.a_scale_strides.0, d.a_scale_strides.1, scale_box), || {
+                        tensor_map_scales(load, as_, s.m, s.k_blocks(), d.a_scale_strides, scale_box)
+                    })?,
                 };
                 let tma_c = match c_box {
-                    Some(cols) => cached_c_map(&mut maps.c, c, s.m, s.n, s.out_dtype, cols)?,
+                    Some(cols) => cached_map(&mut maps.c, (c, s.m), || tensor_map_c(c, s.m, s.n, s.out_dtype, cols))?,
                     // SAFETY: plain bytes; the kernel reads no C map when c_by_tma is 0.
                     None => unsafe { std::mem::zeroed() },
                 };
-                (cached_map(&mut maps.a, a, s.m, s.k, inst.block_m)?, cached_map(&mut maps.b, b, s.n, s.k, inst.block_n / cluster)?, tma_as, tma_c)
+                let tma_a = cached_map(&mut maps.a, (a, s.m), || tensor_map_fp8(a, s.m, s.k, inst.block_m))?;
+                let tma_b = cached_map(&mut maps.b, (b, s.n), || tensor_map_fp8(b, s.n, s.k, inst.block_n / cluster))?;
+                (tma_a, tma_b, tma_as, tma_c)
             };
             let c_by_tma = c_box.is_some() as i32;
             let load_arg = kernels::scale_load_arg(load, slab_k_blocks, bs, s.k_blocks());
@@ -278,40 +285,12 @@ impl GemmLaunch for VendorLaunch {
     }
 }
 
-/// The cached activation-scale map for this memory, layout and box, or a new one.
-fn cached_scale_map(
-    slot: &mut Option<(ScaleMapKey, sys::CUtensorMap)>,
-    load: kernels::ScaleLoad,
-    addr: u64,
-    m: usize,
-    kb: usize,
-    strides: (usize, usize),
-    boxes: [u32; 2],
-) -> Result<sys::CUtensorMap> {
-    let key = (addr, m, strides.0, strides.1, boxes);
-    if let Some((k, map)) = slot {
-        if *k == key {
-            return Ok(*map);
-        }
+/// The activation-scale map of an M x `kb` grid at `strides` (row, K block) for a TMA `load`.
+fn tensor_map_scales(load: kernels::ScaleLoad, addr: u64, m: usize, kb: usize, strides: (usize, usize), boxes: [u32; 2]) -> Result<sys::CUtensorMap> {
+    match load {
+        kernels::ScaleLoad::TmaRows => tensor_map_f32(addr, [kb, m], strides.0, boxes),
+        _ => tensor_map_f32(addr, [m, kb], strides.1, boxes),
     }
-    let map = match load {
-        kernels::ScaleLoad::TmaRows => tensor_map_f32(addr, [kb, m], strides.0, boxes)?,
-        _ => tensor_map_f32(addr, [m, kb], strides.1, boxes)?,
-    };
-    *slot = Some((key, map));
-    Ok(map)
-}
-
-/// The cached map of C for this memory and M, or a new one.
-fn cached_c_map(slot: &mut Option<(u64, usize, sys::CUtensorMap)>, addr: u64, m: usize, n: usize, out: OutDtype, box_cols: u32) -> Result<sys::CUtensorMap> {
-    if let Some((a, r, map)) = slot {
-        if *a == addr && *r == m {
-            return Ok(*map);
-        }
-    }
-    let map = tensor_map_c(addr, m, n, out, box_cols)?;
-    *slot = Some((addr, m, map));
-    Ok(map)
 }
 
 /// C [m, n] of 16-bit outputs, stored in boxes of 16 rows x `box_cols` columns from rows of
