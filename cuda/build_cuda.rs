@@ -112,10 +112,10 @@ impl Tile {
         self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && self.cluster == 1
     }
     /// Columns per TMA store box of C (TmaTile::C_BOX) on the tiles that store C by TMA from a
-    /// buffer of their own (TmaTile::C_TMA: two consumers, normal, where the buffer fits the
-    /// shared memory), else 0.
+    /// buffer of their own (TmaTile::C_TMA: normal tiles where the buffer fits the shared
+    /// memory), else 0.
     fn c_box(&self, body: Body) -> u32 {
-        if body != (Body::Tma { swap: false }) || self.warps != 8 {
+        if body != (Body::Tma { swap: false }) {
             return 0;
         }
         let fits = self.smem_before_c(body).div_ceil(1024) * 1024 + self.bm * self.bn * 2 + 1024 <= MAX_SMEM;

@@ -179,13 +179,14 @@ struct TmaTile {
     static constexpr int AS_SLAB_BYTES = SLAB_KB * BM * 4;
     static constexpr int OFF_BS_SLAB = OFF_SLAB + 2 * AS_SLAB_BYTES;
     static constexpr int SLAB_END = AS_SLAB ? OFF_BS_SLAB + 2 * BS_SLAB * 4 : C_END;
-    // Two-consumer normal tiles whose ring leaves room for it get a C buffer of their own
-    // (BM x BN 16-bit outputs): each warp writes its 16 rows there and stores them by TMA,
-    // in boxes of 16 rows x C_BOX columns (swizzled rows of 2 * C_BOX bytes), then goes on to
-    // the next tile while the TMA writes (the stores no longer hold up the wgmmas).
+    // Normal tiles whose ring leaves room for it get a C buffer of their own (BM x BN 16-bit
+    // outputs): each warp writes its 16 rows there and stores them by TMA, in boxes of 16 rows
+    // x C_BOX columns (swizzled rows of 2 * C_BOX bytes), then goes on to the next tile while
+    // the TMA writes (the stores no longer hold up the wgmmas, and fill whole sectors; the
+    // one-consumer tiles' fragment stores filled half of each, ncu at 128x4096x7168).
     static constexpr int C_BOX = BN % 64 == 0 ? 64 : BN % 32 == 0 ? 32 : 16;
     static constexpr int OFF_CBUF = (SLAB_END + 1023) / 1024 * 1024;  // (the swizzle's atom)
-    static constexpr bool C_TMA = !SWAP && CONSUMERS == 2 && OFF_CBUF + BM * BN * 2 + 1024 <= 227 * 1024;
+    static constexpr bool C_TMA = !SWAP && OFF_CBUF + BM * BN * 2 + 1024 <= 227 * 1024;
     static constexpr int SMEM = C_TMA ? OFF_CBUF + BM * BN * 2 : SLAB_END;
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
     static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || ((WN == 144 || WN == 192) && !SWAP && CONSUMERS == 2), "wgmma N");

@@ -189,9 +189,9 @@ fn c_goes_out_by_tma_store_only_where_the_tile_and_layout_allow() {
     assert_eq!(c_store_box(64, OutDtype::Bf16, 2, 4096, 0x1000), None);
     assert_eq!(c_store_box(64, OutDtype::Bf16, 1, 1100, 0x1000), None);
     assert_eq!(c_store_box(64, OutDtype::Bf16, 1, 4096, 0x1008), None);
-    // Every compiled tile with a C buffer is a two-consumer tile whose boxes divide its width.
+    // Every compiled tile with a C buffer has boxes that divide its width.
     for inst in kernels::GEMM_INSTANCES.iter().filter(|i| i.c_box > 0) {
-        assert!(inst.num_warps == 8 && inst.block_n % inst.c_box == 0 && [16, 32, 64].contains(&inst.c_box), "{}", inst.symbol);
+        assert!(inst.block_n % inst.c_box == 0 && [16, 32, 64].contains(&inst.c_box), "{}", inst.symbol);
     }
 }
 
