@@ -204,7 +204,7 @@ fn tiles(list: &[(u32, u32, u32, u32)]) -> Vec<Tile> {
 /// tile that serves K % 16 != 0 (and every shape on builds without sm_90a).
 fn default_tiles(wgmma_build: bool) -> Vec<Tile> {
     if wgmma_build {
-        tiles(&[(128, 128, 8, 6), (128, 192, 8, 3), (128, 256, 8, 3), (128, 256, 8, 4), (64, 64, 4, 4), (64, 64, 4, 8), (16, 64, 4, 4), (32, 64, 4, 4), (32, 64, 4, 8), (64, 32, 4, 12), (64, 128, 8, 2)])
+        tiles(&[(128, 128, 8, 6), (128, 192, 8, 4), (128, 256, 8, 3), (128, 256, 8, 4), (64, 64, 4, 4), (64, 64, 4, 8), (16, 64, 4, 4), (32, 64, 4, 4), (32, 64, 4, 8), (64, 32, 4, 12), (64, 128, 8, 2)])
     } else {
         tiles(&[(64, 128, 8, 4), (16, 64, 4, 6), (32, 64, 4, 6), (64, 64, 4, 4), (128, 64, 8, 4), (64, 128, 8, 2)])
     }
@@ -219,11 +219,6 @@ fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
             for warps in [4, 8] {
                 for stages in [3, 4, 5, 6, 8, 12] {
                     let t = Tile { bm, bn, warps, stages, cluster: 1 };
-                    // 128x192 runs at the register limit: with nvcc 13.0 its 4-stage build
-                    // spills 12 bytes while 3 and 5 stages do not (allocation differs per tile).
-                    if bn == 192 && stages == 4 {
-                        continue;
-                    }
                     let tma = matches!(t.body(true), Body::Tma { .. });
                     // 144, 192 and 256 exist only on the TMA body.
                     let wanted = if wgmma_build { tma } else { bn <= 128 };

@@ -329,9 +329,10 @@ fn deeper_ring_if_few_tiles(shape: &GemmShape, sms: u32, tiles: &[(u32, u32, u32
 /// waves of tiles over the SMs, a wide tile's time being its columns over its speed relative
 /// to 128x128. H200 sweep of 2026-11-30: 128x256 at 1.12x the 128x128 speed (M=N=4096
 /// K=7168: 193 against 217 us, 4 waves against 8), 128x192 at 1.10x (M=1024 N=18432:
-/// 220 us in 6 waves, against 235 for 128x256 in 5 of 576 tiles).
+/// 220 us in 6 waves, against 235 for 128x256 in 5 of 576 tiles). 128x192 runs 4 stages:
+/// with its C by TMA store they won 29 of the 72 entries re-tuned at M >= 512 (BENCHMARKS.md).
 fn large_m_config(shape: &GemmShape, sms: u32) -> KernelConfig {
-    const WIDE: [(u32, u32, f64); 3] = [(256, 4, 1.12), (192, 3, 1.10), (128, 6, 1.0)];
+    const WIDE: [(u32, u32, f64); 3] = [(256, 4, 1.12), (192, 4, 1.10), (128, 6, 1.0)];
     let sms = sms.max(1) as usize;
     let time = |bn: u32, speed: f64| (tile_groups(128, bn, 1, shape).div_ceil(sms) as f64) * bn as f64 / speed;
     WIDE.iter()
