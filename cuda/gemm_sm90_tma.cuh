@@ -26,11 +26,11 @@
 // weight scales. BN 256 covers two blocks in two waves of 128 columns: per K block each
 // consumer issues, waits for and promotes one wave, then the other, so it holds one 64x128
 // accumulator and 64x256 totals (64 + 128 registers, as 96 + 96 at 128x192).
-// With 16-bit output, swapped tiles stage C through shared memory of their own; two-consumer
-// normal tiles store it by TMA from a C buffer of their own where the ring leaves room for one
-// (TmaTile::C_TMA), else through the A and B tiles of the tile's last ring stage, which the
-// consumers release only after C is out (full 128-byte lines per store instead of fragments
-// scattered over 8 rows: 6% at M >= 1024 on the H200).
+// With 16-bit output, swapped tiles stage C through shared memory of their own; normal tiles
+// store it by TMA from a C buffer of their own where the ring leaves room for one
+// (TmaTile::C_TMA); two-consumer tiles without room stage it through the A and B tiles of the
+// tile's last ring stage, which the consumers release only after C is out (full 128-byte lines
+// per store instead of fragments scattered over 8 rows: 6% at M >= 1024 on the H200).
 // Clusters (CL = 2): CTA pairs on vertically adjacent tiles multicast the shared weight tile;
 // each consumer warp releases a stage on both CTAs' `empty` barriers.
 // Partial tiles: TMA zero-fills rows past M / N and K past the end; stores are masked.
@@ -518,7 +518,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // total += acc * As * Bs; `release` = false keeps the stage (for the tile's next wave, or
     // for the staged C below).
     // (Overlapping this promotion with more wgmmas measured slower every way tried: a second
-    // accumulator, column halves, turn-taking; ci/h200/experiments/ and BENCHMARKS.md.)
+    // accumulator (two-consumer tiles, and alternating on one-consumer tiles), column halves,
+    // turn-taking; BENCHMARKS.md, "How we got here".)
     // jb: the first 8-column group of the tile in its second weight-scale block (SB == 2).
     auto retire = [&](float* acc, uint32_t g, const float* raw, int jb, int v, bool release) {
         // sc[2b + h]: row lrow + 8h times weight-scale block b (normal tiles).
