@@ -411,11 +411,13 @@ fn every_compiled_config_is_correct() {
         let paths: Vec<GemmPath> = configs.iter().cloned().map(GemmPath::Tuned).collect();
         check_gemm(&be, q, OutDtype::Bf16, &paths);
     }
-    // fp16 C from the two-consumer tiles, which store 16-bit C by TMA where they have a C
-    // buffer (N = 200, 328, 576: rows on 16 bytes; N = 129: the warps store it).
-    let two_consumer: Vec<GemmPath> = configs.iter().filter(|c| c.num_warps == 8 && c.block_m == 128).cloned().map(GemmPath::Tuned).collect();
+    // fp16 C from the normal TMA tiles (one consumer warpgroup per 64 rows), which store 16-bit
+    // C by TMA where they have a C buffer (N = 200, 328, 576: rows on 16 bytes; N = 129: the
+    // warps store it).
+    let normal: Vec<GemmPath> = configs.iter().filter(|c| c.block_m >= 64 && c.num_warps == c.block_m / 16).cloned().map(GemmPath::Tuned).collect();
+    assert!(normal.iter().any(|p| matches!(p, GemmPath::Tuned(c) if c.block_m == 64)) && normal.iter().any(|p| matches!(p, GemmPath::Tuned(c) if c.block_m == 128)));
     for q in &problems[..5] {
-        check_gemm(&be, q, OutDtype::F16, &two_consumer);
+        check_gemm(&be, q, OutDtype::F16, &normal);
     }
     // Split K (fp32 atomics + conversion kernel), uneven splits and parts without K blocks
     // included (K = 640 in 4 splits is 3 parts), every output dtype; the widest tile too
