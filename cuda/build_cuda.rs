@@ -80,9 +80,7 @@ impl Tile {
         match body {
             Body::Mma => self.stages * ((self.bm + self.bn) * 128 + self.bm * 4) + 1024,
             Body::Tma { .. } => {
-                let end = self.smem_before_c(body);
-                // The C buffer of the tiles that store C by TMA (TmaTile::C_TMA), 1024-aligned.
-                let end = if self.c_box(body) > 0 { end.div_ceil(1024) * 1024 + self.bm * self.bn * 2 } else { end };
+                let end = if self.c_box(body) > 0 { self.smem_with_c_buffer(body) } else { self.smem_before_c(body) };
                 end + 1024
             }
         }
@@ -101,6 +99,11 @@ impl Tile {
         // blocks of BM activation scales, 68 weight scales.
         if self.scale_slab(body) { end.div_ceil(128) * 128 + 2 * (64 * self.bm * 4) + 2 * 68 * 4 } else { end }
     }
+    /// TMA: the end of a C buffer after smem_before_c, 1024-aligned (TmaTile::OFF_CBUF + BM x BN
+    /// 16-bit outputs), for the tiles that store C by TMA (TmaTile::C_TMA).
+    fn smem_with_c_buffer(&self, body: Body) -> u32 {
+        self.smem_before_c(body).div_ceil(1024) * 1024 + self.bm * self.bn * 2
+    }
     /// Whether a stage's activation scales may come by TMA (TmaTile::AS_TMA): the two-consumer
     /// normal tiles.
     fn scale_tma(&self, body: Body) -> bool {
@@ -118,7 +121,7 @@ impl Tile {
         if body != (Body::Tma { swap: false }) {
             return 0;
         }
-        let fits = self.smem_before_c(body).div_ceil(1024) * 1024 + self.bm * self.bn * 2 + 1024 <= MAX_SMEM;
+        let fits = self.smem_with_c_buffer(body) + 1024 <= MAX_SMEM;
         match (fits, self.bn % 64, self.bn % 32) {
             (false, _, _) => 0,
             (true, 0, _) => 64,
