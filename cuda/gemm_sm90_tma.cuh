@@ -206,7 +206,22 @@ struct TmaTile {
 // of 4 for row-major boxes, no wider than the tensor's KB).
 enum AsLoad : int { AS_CP_ASYNC = 0, AS_TMA_ROWS = 1, AS_TMA_COLS = 2, AS_MODE_MASK = 3, AS_BS_BULK = 4, AS_SLAB_SHIFT = 8 };
 
+// A ring position is the ring counter g (stage g % S, phase (g / S) & 1) or, in the K loop's
+// turns unrolled over the stages, a RingPos: a stage known at compile time, so that the stage
+// addresses are constants (as DeepGEMM's, whose K loop is unrolled over its stages).
+struct RingPos {
+    uint32_t ph;  // the stage's barrier phase
+    int s;        // the stage
+};
+template <int S> __device__ __forceinline__ int ring_stage(RingPos p) { return p.s; }
+template <int S> __device__ __forceinline__ uint32_t ring_phase(RingPos p) { return p.ph; }
+template <int S> __device__ __forceinline__ RingPos ring_next(RingPos p) { return p.s + 1 < S ? RingPos{p.ph, p.s + 1} : RingPos{p.ph ^ 1u, 0}; }
+template <int S> __device__ __forceinline__ uint32_t ring_next(uint32_t g) { return g + 1; }
+template <int S> __device__ __forceinline__ int ring_stage(uint32_t g) { return g % S; }
+template <int S> __device__ __forceinline__ uint32_t ring_phase(uint32_t g) { return (g / S) & 1; }
 // A compile-time int as a value (to pick a generic lambda's instantiation).
+template <typename X> struct IsInt { static constexpr bool value = false; };
+template <> struct IsInt<int> { static constexpr bool value = true; };
 template <int V> struct IntC {
     static constexpr int value = V;
 };
@@ -467,9 +482,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // Issues the 4 wgmmas of ring position g, N-side wave v, into `acc` (a fresh accumulator);
     // `landed`: the stage's `full` barrier was already waited on (a second try-wait of a
     // completed phase still costs its latency, right before the wgmmas).
-    auto issue = [&](float* acc, uint32_t g, int v, bool landed) {
-        const int s = g % STAGES;
-        if (v == 0 && !landed) mbar_wait(full0 + 8 * s, (g / STAGES) & 1);
+    auto issue = [&](float* acc, auto g, int v, bool landed) {
+        const int s = ring_stage<STAGES>(g);
+        if (v == 0 && !landed) mbar_wait(full0 + 8 * s, ring_phase<STAGES>(g));
         // Wave v reads weight rows [128 v, 128 v + 128): whole 1024-byte swizzle atoms further on.
         const uint64_t dp = desc_p0 + (uint64_t)(s * P_STRIDE), dq = desc_q0 + (uint64_t)(s * Q_STRIDE + v * T::WN * 128 / 16);
         wgmma_fence();
@@ -497,8 +512,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     const float* slab_as = sAS;  // the current tile's slabs (set per tile below)
     const float* slab_bs = sBS;
     int slab_lead = 0, bs_lead = 0;
-    auto scales = [&](uint32_t g, int kb, int kbi, float* raw) {
-        const int s = g % STAGES, j = slab_lead + kbi;
+    auto scales = [&](auto g, int kb, int kbi, float* raw) {
+        const int s = ring_stage<STAGES>(g), j = slab_lead + kbi;
         const float* sa = !slab ? sAS + s * (T::AS_BYTES / 4) + (kb & as_cmask) : slab_as + (rows ? j : j * BM);
         if constexpr (!T::SWAP) {
             raw[0] = sa[lrow * as_rs];
@@ -521,7 +536,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // accumulator (two-consumer tiles, and alternating on one-consumer tiles), column halves,
     // turn-taking; BENCHMARKS.md, "How we got here".)
     // jb: the first 8-column group of the tile in its second weight-scale block (SB == 2).
-    auto retire = [&](float* acc, uint32_t g, const float* raw, int jb, int v, bool release) {
+    auto retire = [&](float* acc, auto g, const float* raw, auto jb, int v, bool release) {
         // sc[2b + h]: row lrow + 8h times weight-scale block b (normal tiles).
         float sc[T::SWAP ? 1 : 4];
         if constexpr (!T::SWAP) {
@@ -534,7 +549,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
         wgmma_wait0();
         fence_regs<R>(acc);
-        if (release) release_stage(g % STAGES);
+        if (release) release_stage(ring_stage<STAGES>(g));
         float* tot = total + v * R;
         // J0 (compile time, so no per-column select): groups j >= J0 take the second block.
         auto promote = [&](auto j0) {
@@ -550,6 +565,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 tot[4 * j + 3] = fmaf(y1, acc[4 * j + 3], tot[4 * j + 3]);
             }
         };
+        if constexpr (!IsInt<decltype(jb)>::value) {
+            promote(jb);  // chosen once per tile, outside the K loop
+        } else
         if constexpr (T::SB == 2 && T::NWAVES == 1 && !T::SWAP && BN == 192) {
             // A 192-wide tile starts at a block edge (second block from column 128) or in
             // a block's middle (from column 64).
@@ -615,14 +633,14 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // last block goes apart, so that the steady loop has no runtime condition (ptxas
             // reloaded the split flag inside it, between a wave's wgmmas).
             // (kbn: the next block's K-block index, for its scale column.)
-            auto k_block = [&](uint32_t gi, int kbn, bool has_next, bool release) {
+            auto k_block = [&](auto gi, int kbn, bool has_next, bool release) {
                 float next[NRAW];
 #pragma unroll
                 for (int v = 0; v < T::NWAVES; ++v) {
                     issue(acc, gi, v, true);
                     if (v + 1 == T::NWAVES && has_next) {
-                        const uint32_t gn = gi + 1;
-                        mbar_wait(full0 + 8 * (gn % STAGES), (gn / STAGES) & 1);
+                        const auto gn = ring_next<STAGES>(gi);
+                        mbar_wait(full0 + 8 * ring_stage<STAGES>(gn), ring_phase<STAGES>(gn));
                         scales(gn, kbn, kbn - kb_begin, next);
                     }
                     retire(acc, gi, raw, jb, v, release && v + 1 == T::NWAVES);
@@ -633,11 +651,62 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             };
             mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
             scales(g, kb_begin, 0, raw);
-            for (int i = 0; i + 1 < nkb; ++i) k_block(g + i, kb_begin + i + 1, true, true);
+            {
+                // As the wide tiles' loop below: up to stage 0, whole turns unrolled, the rest.
+                int i = 0;
+                for (; i + 1 < nkb && (g + i) % STAGES != 0; ++i) k_block(g + i, kb_begin + i + 1, true, true);
+                for (; i + STAGES < nkb; i += STAGES) {
+                    const uint32_t ph = ((g + i) / STAGES) & 1;
+#pragma unroll
+                    for (int st = 0; st < STAGES; ++st) k_block(RingPos{ph, st}, kb_begin + i + st + 1, true, true);
+                }
+                for (; i + 1 < nkb; ++i) k_block(g + i, kb_begin + i + 1, true, true);
+            }
             k_block(g + nkb - 1, 0, false, !staged);
         } else {
             // (Not peeled: in the peeled loop's SASS, ptxas put 128x192's scale products
             // between its first two wgmmas.)
+            // The tile's second-block column group picked once, outside the K loop (one loop
+            // per start offset, as DeepGEMM compiles one per offset).
+            auto k_loop = [&](auto j0) {
+                // (The last block apart, so that the steady loop has no staged-C check.)
+                // Up to stage 0 block by block, then whole turns of the ring unrolled (constant
+                // stage addresses), then the rest block by block. (128x144 keeps the loop
+                // block by block: its eight unrolled loops ran 5% slower at 128x18432x7168.)
+                auto block = [&](auto pos, int i) {
+                    issue(acc, pos, 0, false);
+                    scales(pos, kb_begin + i, i, raw);
+                    retire(acc, pos, raw, j0, 0, true);
+                };
+                int i = 0;
+                if constexpr (BN != 144) {
+                    for (; i + 1 < nkb && (g + i) % STAGES != 0; ++i) block(g + i, i);
+                    for (; i + STAGES < nkb; i += STAGES) {
+                        const uint32_t ph = ((g + i) / STAGES) & 1;
+#pragma unroll
+                        for (int st = 0; st < STAGES; ++st) block(RingPos{ph, st}, i + st);
+                    }
+                }
+                for (; i + 1 < nkb; ++i) block(g + i, i);
+                issue(acc, g + nkb - 1, 0, false);
+                scales(g + nkb - 1, kb_begin + nkb - 1, nkb - 1, raw);
+                retire(acc, g + nkb - 1, raw, j0, 0, !staged);
+            };
+            if constexpr (T::SB == 2 && !T::SWAP && BN == 192) {
+                if (jb == 16) k_loop(IntC<16>{});
+                else k_loop(IntC<8>{});
+            } else if constexpr (T::SB == 2 && !T::SWAP && BN == 144) {
+                switch (jb) {
+                    case 16: k_loop(IntC<16>{}); break;
+                    case 14: k_loop(IntC<14>{}); break;
+                    case 12: k_loop(IntC<12>{}); break;
+                    case 10: k_loop(IntC<10>{}); break;
+                    case 8: k_loop(IntC<8>{}); break;
+                    case 6: k_loop(IntC<6>{}); break;
+                    case 4: k_loop(IntC<4>{}); break;
+                    default: k_loop(IntC<2>{}); break;
+                }
+            } else
             for (int i = 0; i < nkb; ++i) {
                 issue(acc, g + i, 0, false);
                 scales(g + i, kb_begin + i, i, raw);
