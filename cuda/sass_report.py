@@ -70,9 +70,11 @@ def sass_functions(cuobjdump, cubin):
 
 
 def main_loop(instrs):
-    """(QGMMA count, shapes) of the innermost backward-branch loop that holds QGMMA (the K loop),
-    and the number of LDL/STL instructions in the function."""
-    best, span = (0, set()), None
+    """(QGMMA count, shapes) of the K loop: of the innermost backward-branch loops that hold
+    QGMMA (none holds another), the one with the most (the steady loop, where the K loop is
+    unrolled over the ring's stages beside block-by-block head and tail loops), and the number
+    of LDL/STL instructions in the function."""
+    spans = []
     for addr, ins in instrs:
         m = re.search(r"\bBRA\s+(?:`\(\S+\)\s*)?0x([0-9a-f]+)", ins)
         if not m:
@@ -81,8 +83,12 @@ def main_loop(instrs):
         if target >= addr:
             continue
         body = [i for a, i in instrs if target <= a <= addr and "QGMMA" in i]
-        if body and (span is None or addr - target < span):
-            span = addr - target
+        if body:
+            spans.append((target, addr, body))
+    inner = [s for s in spans if not any(o is not s and s[0] <= o[0] and o[1] <= s[1] for o in spans)]
+    best = (0, set())
+    for _, _, body in inner:
+        if len(body) > best[0]:
             best = (len(body), {re.search(r"QGMMA\.(\S+)", i).group(1) for i in body})
     local = sum(1 for _, i in instrs if re.search(r"\b(LDL|STL)\b", i))
     return best[0], best[1], local
