@@ -535,7 +535,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // (Overlapping this promotion with more wgmmas measured slower every way tried: a second
     // accumulator (two-consumer tiles, and alternating on one-consumer tiles), column halves,
     // turn-taking; BENCHMARKS.md, "How we got here".)
-    // jb: the first 8-column group of the tile in its second weight-scale block (SB == 2).
+    // jb: on the 144/192-wide tiles IntC<J0>, J0 the tile's first 8-column group in its second
+    // weight-scale block; elsewhere an int the promotion does not need.
     auto retire = [&](float* acc, auto g, const float* raw, auto jb, int v, bool release) {
         // sc[2b + h]: row lrow + 8h times weight-scale block b (normal tiles).
         float sc[T::SWAP ? 1 : 4];
@@ -566,26 +567,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
         };
         if constexpr (!IsInt<decltype(jb)>::value) {
-            promote(jb);  // chosen once per tile, outside the K loop
-        } else
-        if constexpr (T::SB == 2 && T::NWAVES == 1 && !T::SWAP && BN == 192) {
-            // A 192-wide tile starts at a block edge (second block from column 128) or in
-            // a block's middle (from column 64).
-            if (jb == 16) promote(IntC<16>{});
-            else promote(IntC<8>{});
-        } else if constexpr (T::SB == 2 && T::NWAVES == 1 && !T::SWAP && BN == 144) {
-            // A 144-wide tile starts 16 t columns into a block (t = tile % 8): its second block
-            // starts at group jb = 16 - 2 t.
-            switch (jb) {
-                case 16: promote(IntC<16>{}); break;
-                case 14: promote(IntC<14>{}); break;
-                case 12: promote(IntC<12>{}); break;
-                case 10: promote(IntC<10>{}); break;
-                case 8: promote(IntC<8>{}); break;
-                case 6: promote(IntC<6>{}); break;
-                case 4: promote(IntC<4>{}); break;
-                default: promote(IntC<2>{}); break;
-            }
+            promote(jb);  // the 144/192-wide tiles: chosen once per tile, outside the K loop
         } else {
             promote(IntC<R / 4>{});
         }
@@ -652,7 +634,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
             scales(g, kb_begin, 0, raw);
             {
-                // As the wide tiles' loop below: up to stage 0, whole turns unrolled, the rest.
+                // Up to stage 0 block by block, whole turns of the ring unrolled (constant
+                // stage addresses), the rest block by block.
                 int i = 0;
                 for (; i + 1 < nkb && (g + i) % STAGES != 0; ++i) k_block(g + i, kb_begin + i + 1, true, true);
                 for (; i + STAGES < nkb; i += STAGES) {
@@ -664,15 +647,13 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
             k_block(g + nkb - 1, 0, false, !staged);
         } else {
-            // (Not peeled: in the peeled loop's SASS, ptxas put 128x192's scale products
-            // between its first two wgmmas.)
-            // The tile's second-block column group picked once, outside the K loop (one loop
-            // per start offset, as DeepGEMM compiles one per offset).
+            // The 144/192-wide tiles: the tile's second-block column group picked once,
+            // outside the K loop (one loop per start offset, as DeepGEMM compiles one per
+            // offset). The swapped tiles keep one loop over the tile's blocks (below).
             auto k_loop = [&](auto j0) {
-                // (The last block apart, so that the steady loop has no staged-C check.)
-                // Up to stage 0 block by block, then whole turns of the ring unrolled (constant
-                // stage addresses), then the rest block by block. (128x144 keeps the loop
-                // block by block: its eight unrolled loops ran 5% slower at 128x18432x7168.)
+                // As above, the last block apart (no staged-C check in the steady loop).
+                // 128x144 keeps its loop block by block: its eight unrolled loops ran 5%
+                // slower at 128x18432x7168.
                 auto block = [&](auto pos, int i) {
                     issue(acc, pos, 0, false);
                     scales(pos, kb_begin + i, i, raw);
@@ -693,9 +674,13 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 retire(acc, g + nkb - 1, raw, j0, 0, !staged);
             };
             if constexpr (T::SB == 2 && !T::SWAP && BN == 192) {
+                // A 192-wide tile starts at a block edge (second block from column 128) or in
+                // a block's middle (from column 64).
                 if (jb == 16) k_loop(IntC<16>{});
                 else k_loop(IntC<8>{});
             } else if constexpr (T::SB == 2 && !T::SWAP && BN == 144) {
+                // A 144-wide tile starts 16 t columns into a block (t = tile % 8): its second
+                // block starts at group jb = 16 - 2 t.
                 switch (jb) {
                     case 16: k_loop(IntC<16>{}); break;
                     case 14: k_loop(IntC<14>{}); break;
