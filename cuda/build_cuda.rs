@@ -16,6 +16,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "launch_abi.rs"]
+mod launch_abi;
+
 const DEFAULT_ARCHS: &str = "sm_90a";
 const MIN_VERSION: (u32, u32) = (12, 8);
 const INSTALL_HINT: &str = "install the CUDA toolkit (12.8+), or on a machine without CUDA: \
@@ -417,7 +420,16 @@ pub fn build(out_dir: &Path) {
     let mut instances: Vec<(Tile, Vec<&str>)> = all.iter().map(|t| (*t, vec!["bf16", "f16", "f32"])).collect();
     instances.extend(full.difference(&all).map(|t| (*t, vec!["bf16"])));
 
-    let mut parts = vec![String::new(); GEMM_PARTS];
+    // The launcher's `as_load` encoding (cuda/launch_abi.rs) checked against the header's.
+    let abi_check = format!(
+        "static_assert(bfp8::AS_CP_ASYNC == {} && bfp8::AS_TMA_ROWS == {} && bfp8::AS_TMA_COLS == {} && bfp8::AS_BS_BULK == {} && bfp8::AS_SLAB_SHIFT == {}, \"cuda/launch_abi.rs mirrors bfp8::AsLoad\");\n",
+        launch_abi::AS_CP_ASYNC,
+        launch_abi::AS_TMA_ROWS,
+        launch_abi::AS_TMA_COLS,
+        launch_abi::AS_BS_BULK,
+        launch_abi::AS_SLAB_SHIFT
+    );
+    let mut parts = vec![abi_check; GEMM_PARTS];
     let mut table = String::new();
     for (i, (t, outs)) in instances.iter().enumerate() {
         let part = i % GEMM_PARTS;
@@ -440,6 +452,11 @@ pub fn build(out_dir: &Path) {
                 parts[part],
                 "static_assert(bfp8::TmaTile<{0}, {1}, {2}, {3}, {4}>::AS_TMA == {5} && bfp8::TmaTile<{0}, {1}, {2}, {3}, {4}>::AS_SLAB == {6}, \"cuda/build_cuda.rs Tile::scale_tma / scale_slab mirror TmaTile::AS_TMA / AS_SLAB\");",
                 t.bm, t.bn, t.warps, t.stages, t.cluster, t.scale_tma(body), t.scale_slab(body)
+            );
+            let _ = writeln!(
+                parts[part],
+                "static_assert(bfp8::TmaTile<{}, {}, {}, {}, {}>::SLAB_KB == {}, \"cuda/launch_abi.rs SCALE_SLAB_K_BLOCKS mirrors TmaTile::SLAB_KB\");",
+                t.bm, t.bn, t.warps, t.stages, t.cluster, launch_abi::SCALE_SLAB_K_BLOCKS
             );
         }
         for out in outs {

@@ -46,17 +46,21 @@ pub fn tile_groups(block_m: u32, block_n: u32, cluster: u32, shape: &GemmShape) 
 /// cuda/gemm_sm90_tma.cuh): by TMA when the layout allows one (16-byte aligned base and pitch,
 /// one stride 1), else by 4-byte cp.async from any strides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
 pub enum ScaleLoad {
-    CpAsync = 0,
+    CpAsync = launch_abi::AS_CP_ASYNC,
     /// Row-major: a box of 4 K blocks x BM rows.
-    TmaRows = 1,
+    TmaRows = launch_abi::AS_TMA_ROWS,
     /// Column-major: a box of BM rows of one K block.
-    TmaCols = 2,
+    TmaCols = launch_abi::AS_TMA_COLS,
 }
 
+/// The kernel's `as_load` encoding, checked against its header at build time.
+#[path = "../../../cuda/launch_abi.rs"]
+mod launch_abi;
 /// K blocks of the per-tile activation-scale slab of the one-consumer deep-ring tiles
 /// (TmaTile::SLAB_KB).
-pub const SCALE_SLAB_K_BLOCKS: usize = 64;
+pub use launch_abi::SCALE_SLAB_K_BLOCKS;
 
 /// The K blocks of the per-tile activation-scale box (the slab of TmaTile::AS_SLAB tiles) for
 /// scales loaded by `load` from an M x `kb` grid split in `splits` parts; None when a part's
@@ -77,11 +81,6 @@ pub fn scale_slab_k_blocks(load: ScaleLoad, kb: usize, splits: usize) -> Option<
     (k_blocks <= kb && k_blocks <= SCALE_SLAB_K_BLOCKS).then_some(k_blocks as u32)
 }
 
-/// `bfp8::AsLoad`'s flag for weight scales by one bulk copy per tile, and the shift of the
-/// slab box's K blocks in the kernel's `as_load` argument.
-const AS_BS_BULK: i32 = 4;
-const AS_SLAB_SHIFT: u32 = 8;
-
 /// The TMA kernel's `as_load` argument: the load mode, and for a tile's slab its box's K
 /// blocks and whether the weight scales (at `bs_addr`, `kb` per weight-scale block row) come
 /// by one bulk copy, which needs a 16-byte aligned base and row pitch (`bfp8::AsLoad`).
@@ -90,7 +89,7 @@ pub fn scale_load_arg(load: ScaleLoad, slab_k_blocks: Option<u32>, bs_addr: u64,
         None => load as i32,
         Some(k_blocks) => {
             let bulk = bs_addr % 16 == 0 && kb % 4 == 0;
-            load as i32 | if bulk { AS_BS_BULK } else { 0 } | (k_blocks as i32) << AS_SLAB_SHIFT
+            load as i32 | if bulk { launch_abi::AS_BS_BULK } else { 0 } | (k_blocks as i32) << launch_abi::AS_SLAB_SHIFT
         }
     }
 }
