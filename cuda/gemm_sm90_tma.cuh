@@ -588,6 +588,21 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     constexpr int C_BOX_BYTES = 16 * T::C_BOX * 2;
     uint8_t* const c_piece = smem + (TMA_C ? T::OFF_CBUF : 0) + (wg * 4 + wwarp) * 16 * BN * 2;
     uint32_t g = 0;
+    // The tile's K blocks i in [0, nkb - 1) (all but its last) at ring positions g + i,
+    // through block(pos, i): up to stage 0 one by one, then (when UNROLL) whole turns of the
+    // ring unrolled over the stages (RingPos: constant stage addresses), then the rest one by one.
+    auto ring_blocks = [&](auto unroll, int nkb, auto block) {
+        int i = 0;
+        if constexpr (decltype(unroll)::value != 0) {
+            for (; i + 1 < nkb && (g + i) % STAGES != 0; ++i) block(g + i, i);
+            for (; i + STAGES < nkb; i += STAGES) {
+                const uint32_t ph = ((g + i) / STAGES) & 1;
+#pragma unroll
+                for (int st = 0; st < STAGES; ++st) block(RingPos{ph, st}, i + st);
+            }
+        }
+        for (; i + 1 < nkb; ++i) block(g + i, i);
+    };
     int tile_n = 0;  // tiles with K blocks so far (the slab parity, as the producer counts)
     for (int w = first_item; w < work; w += item_step) {
         int m0, n0, kb_begin, nkb;
@@ -633,18 +648,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             };
             mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
             scales(g, kb_begin, 0, raw);
-            {
-                // Up to stage 0 block by block, whole turns of the ring unrolled (constant
-                // stage addresses), the rest block by block.
-                int i = 0;
-                for (; i + 1 < nkb && (g + i) % STAGES != 0; ++i) k_block(g + i, kb_begin + i + 1, true, true);
-                for (; i + STAGES < nkb; i += STAGES) {
-                    const uint32_t ph = ((g + i) / STAGES) & 1;
-#pragma unroll
-                    for (int st = 0; st < STAGES; ++st) k_block(RingPos{ph, st}, kb_begin + i + st + 1, true, true);
-                }
-                for (; i + 1 < nkb; ++i) k_block(g + i, kb_begin + i + 1, true, true);
-            }
+            ring_blocks(IntC<1>{}, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true); });
             k_block(g + nkb - 1, 0, false, !staged);
         } else {
             // The 144/192-wide tiles: the tile's second-block column group picked once,
@@ -659,16 +663,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     scales(pos, kb_begin + i, i, raw);
                     retire(acc, pos, raw, j0, 0, true);
                 };
-                int i = 0;
-                if constexpr (BN != 144) {
-                    for (; i + 1 < nkb && (g + i) % STAGES != 0; ++i) block(g + i, i);
-                    for (; i + STAGES < nkb; i += STAGES) {
-                        const uint32_t ph = ((g + i) / STAGES) & 1;
-#pragma unroll
-                        for (int st = 0; st < STAGES; ++st) block(RingPos{ph, st}, i + st);
-                    }
-                }
-                for (; i + 1 < nkb; ++i) block(g + i, i);
+                ring_blocks(IntC<BN != 144>{}, nkb, block);
                 issue(acc, g + nkb - 1, 0, false);
                 scales(g + nkb - 1, kb_begin + nkb - 1, nkb - 1, raw);
                 retire(acc, g + nkb - 1, raw, j0, 0, !staged);
