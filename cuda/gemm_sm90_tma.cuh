@@ -594,9 +594,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     auto ring_blocks = [&](auto unroll, int nkb, auto block) {
         int i = 0;
         if constexpr (decltype(unroll)::value != 0) {
-            for (; i + 1 < nkb && (g + i) % STAGES != 0; ++i) block(g + i, i);
+            for (; i + 1 < nkb && ring_stage<STAGES>(g + i) != 0; ++i) block(g + i, i);
             for (; i + STAGES < nkb; i += STAGES) {
-                const uint32_t ph = ((g + i) / STAGES) & 1;
+                const uint32_t ph = ring_phase<STAGES>(g + i);
 #pragma unroll
                 for (int st = 0; st < STAGES; ++st) block(RingPos{ph, st}, i + st);
             }
