@@ -588,11 +588,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     constexpr int C_BOX_BYTES = 16 * T::C_BOX * 2;
     uint8_t* const c_piece = smem + (TMA_C ? T::OFF_CBUF : 0) + (wg * 4 + wwarp) * 16 * BN * 2;
     uint32_t g = 0;
-    // The tile's K blocks i in [0, nkb - 1) (all but its last) at ring positions g + i,
+    // The tile's K blocks i in [i0, nkb - 1) (all but its last) at ring positions g + i,
     // through block(pos, i): up to stage 0 one by one, then (when UNROLL) whole turns of the
     // ring unrolled over the stages (RingPos: constant stage addresses), then the rest one by one.
-    auto ring_blocks = [&](auto unroll, int nkb, auto block) {
-        int i = 0;
+    auto ring_blocks = [&](auto unroll, int i0, int nkb, auto block) {
+        int i = i0;
         if constexpr (decltype(unroll)::value != 0) {
             for (; i + 1 < nkb && ring_stage<STAGES>(g + i) != 0; ++i) block(g + i, i);
             for (; i + STAGES < nkb; i += STAGES) {
@@ -603,6 +603,76 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
         for (; i + 1 < nkb; ++i) block(g + i, i);
     };
+    // 16-bit C by TMA on the two-consumer tiles waits in `total` until the next tile's first
+    // wgmmas are issued, and is stored while they run, so that the tensor cores do not idle
+    // through the epilogue (H200: 1.5-2.6% at M >= 1024 with several tiles per CTA). 128x144
+    // (1-3.5% slower that way) and the one-consumer tiles (0.5-2.8%) store at once.
+    constexpr bool DEFER_C = TMA_C && T::CONSUMERS == 2 && BN != 144;
+    // C by TMA (c_tma): this warp's piece of tile (m0, n0) from `total` into the C buffer,
+    // then out by TMA stores.
+    auto store_c_tma = [&](int m0, int n0) {
+        if constexpr (TMA_C) {
+        if (lane == 0) bulk_wait_read0();  // the previous tile's stores have read the piece
+        __syncwarp();
+        // Fragment (row r = lane / 4 + 8h, 8-column group j) into box j / (C_BOX / 8),
+        // 16-byte chunk j % (C_BOX / 8) of its row, at the TMA swizzle's place: the chunk
+        // index XOR address bits 7-9 (128-byte rows), 7-8 (64) or 7 (32), so the 8 rows of
+        // one store hit distinct banks.
+        const int sl = opaque_i32(lane);
+        if constexpr (DEFER_C) {
+            // By stmatrix: four 8x8 fragments of 16-bit pairs per instruction, lane l giving
+            // the address of row l % 8 of fragment l / 8 (fragments: rows 0-7 and 8-15 of
+            // groups j and j + 1).
+            constexpr int CHUNKS = T::C_BOX / 8;
+            const int q = sl / 8, r = sl % 8 + 8 * (q & 1);
+            const int sw = CHUNKS == 8 ? r & 7 : CHUNKS == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
+            const uint32_t row_addr = smem_u32(c_piece) + r * (2 * T::C_BOX);
+#pragma unroll
+            for (int j = 0; j < RT / 4; j += 2) {
+                const int c = j % CHUNKS + (q >> 1);
+                const uint32_t addr = row_addr + (j / CHUNKS) * C_BOX_BYTES + ((c ^ sw) * 16);
+                const uint32_t r0 = pack2<OutT>(total[4 * j], total[4 * j + 1]), r1 = pack2<OutT>(total[4 * j + 2], total[4 * j + 3]);
+                const uint32_t r2 = pack2<OutT>(total[4 * j + 4], total[4 * j + 5]), r3 = pack2<OutT>(total[4 * j + 6], total[4 * j + 7]);
+                asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+            }
+        } else {
+#pragma unroll
+        for (int j = 0; j < RT / 4; ++j) {
+            constexpr int CHUNKS = T::C_BOX / 8;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = sl / 4 + 8 * h;
+                const int sw = CHUNKS == 8 ? r & 7 : CHUNKS == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
+                const int off = (j / CHUNKS) * C_BOX_BYTES + r * (2 * T::C_BOX) + ((j % CHUNKS) ^ sw) * 16 + (sl % 4) * 4;
+                *reinterpret_cast<uint32_t*>(c_piece + off) = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
+            }
+        }
+        }
+        fence_proxy_async_smem();
+        __syncwarp();
+        if (lane == 0) {
+            const int row = m0 + wg * 64 + wwarp * 16;
+#pragma unroll
+            for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, smem_u32(c_piece) + b * C_BOX_BYTES, n0 + b * T::C_BOX, row);
+            bulk_commit();
+        }
+        }
+    };
+    bool c_pending = false;  // (DEFER_C) tile (c_m0, c_n0)'s C is in `total`
+    int c_m0 = 0, c_n0 = 0;
+    // (DEFER_C) Runs right after a tile's first wgmmas are issued: stores the pending tile,
+    // then clears the totals for this one.
+    auto start_tile = [&] {
+        if constexpr (DEFER_C) {
+            if (c_pending) {
+                store_c_tma(c_m0, c_n0);
+                c_pending = false;
+            }
+#pragma unroll
+            for (int i = 0; i < RT; ++i) total[i] = 0.f;
+        }
+    };
+    auto no_hook = [] {};
     int tile_n = 0;  // tiles with K blocks so far (the slab parity, as the producer counts)
     for (int w = first_item; w < work; w += item_step) {
         int m0, n0, kb_begin, nkb;
@@ -615,8 +685,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             slab_lead = rows ? kb_begin & 3 : 0;
             bs_lead = kb_begin & 3;
         }
+        if constexpr (!DEFER_C)
 #pragma unroll
-        for (int i = 0; i < RT; ++i) total[i] = 0.f;
+            for (int i = 0; i < RT; ++i) total[i] = 0.f;
         const int jb = (128 - n0 % 128) / 8;
         // 16-bit C goes out through the tile's last ring stage (below), which this warp
         // keeps until then; split K adds fp32 into the workspace directly.
@@ -630,11 +701,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // last block goes apart, so that the steady loop has no runtime condition (ptxas
             // reloaded the split flag inside it, between a wave's wgmmas).
             // (kbn: the next block's K-block index, for its scale column.)
-            auto k_block = [&](auto gi, int kbn, bool has_next, bool release) {
+            auto k_block = [&](auto gi, int kbn, bool has_next, bool release, auto hook) {
                 float next[NRAW];
 #pragma unroll
                 for (int v = 0; v < T::NWAVES; ++v) {
                     issue(acc, gi, v, true);
+                    if (v == 0) hook();
                     if (v + 1 == T::NWAVES && has_next) {
                         const auto gn = ring_next<STAGES>(gi);
                         mbar_wait(full0 + 8 * ring_stage<STAGES>(gn), ring_phase<STAGES>(gn));
@@ -648,8 +720,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             };
             mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
             scales(g, kb_begin, 0, raw);
-            ring_blocks(IntC<1>{}, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true); });
-            k_block(g + nkb - 1, 0, false, !staged);
+            // (DEFER_C: the first block apart, its first wave's wgmmas followed by start_tile.)
+            if constexpr (DEFER_C) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, start_tile);
+            if (!DEFER_C || nkb > 1) {
+                ring_blocks(IntC<1>{}, DEFER_C ? 1 : 0, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true, no_hook); });
+                k_block(g + nkb - 1, 0, false, !staged, no_hook);
+            }
         } else {
             // The 144/192-wide tiles: the tile's second-block column group picked once,
             // outside the K loop (one loop per start offset, as DeepGEMM compiles one per
@@ -658,15 +734,17 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 // As above, the last block apart (no staged-C check in the steady loop).
                 // 128x144 keeps its loop block by block: its eight unrolled loops ran 5%
                 // slower at 128x18432x7168.
-                auto block = [&](auto pos, int i) {
+                auto block = [&](auto pos, int i, bool release, auto hook) {
                     issue(acc, pos, 0, false);
+                    hook();
                     scales(pos, kb_begin + i, i, raw);
-                    retire(acc, pos, raw, j0, 0, true);
+                    retire(acc, pos, raw, j0, 0, release);
                 };
-                ring_blocks(IntC<BN != 144>{}, nkb, block);
-                issue(acc, g + nkb - 1, 0, false);
-                scales(g + nkb - 1, kb_begin + nkb - 1, nkb - 1, raw);
-                retire(acc, g + nkb - 1, raw, j0, 0, !staged);
+                if constexpr (DEFER_C) block(g, 0, nkb > 1 || !staged, start_tile);
+                if (!DEFER_C || nkb > 1) {
+                    ring_blocks(IntC<BN != 144>{}, DEFER_C ? 1 : 0, nkb, [&](auto pos, int i) { block(pos, i, true, no_hook); });
+                    block(g + nkb - 1, nkb - 1, !staged, no_hook);
+                }
             };
             if constexpr (T::SB == 2 && !T::SWAP && BN == 192) {
                 // A 192-wide tile starts at a block edge (second block from column 128) or in
@@ -696,31 +774,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         g += nkb;
 
         if constexpr (TMA_C) if (c_tma) {
-            if (lane == 0) bulk_wait_read0();  // the previous tile's stores have read the piece
-            __syncwarp();
-            // Fragment (row r = lane / 4 + 8h, 8-column group j) into box j / (C_BOX / 8),
-            // 16-byte chunk j % (C_BOX / 8) of its row, at the TMA swizzle's place: the chunk
-            // index XOR address bits 7-9 (128-byte rows), 7-8 (64) or 7 (32), so the 8 rows of
-            // one store hit distinct banks.
-            const int sl = opaque_i32(lane);
-#pragma unroll
-            for (int j = 0; j < RT / 4; ++j) {
-                constexpr int CHUNKS = T::C_BOX / 8;
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int r = sl / 4 + 8 * h;
-                    const int sw = CHUNKS == 8 ? r & 7 : CHUNKS == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
-                    const int off = (j / CHUNKS) * C_BOX_BYTES + r * (2 * T::C_BOX) + ((j % CHUNKS) ^ sw) * 16 + (sl % 4) * 4;
-                    *reinterpret_cast<uint32_t*>(c_piece + off) = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
-                }
-            }
-            fence_proxy_async_smem();
-            __syncwarp();
-            if (lane == 0) {
-                const int row = m0 + wg * 64 + wwarp * 16;
-#pragma unroll
-                for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, smem_u32(c_piece) + b * C_BOX_BYTES, n0 + b * T::C_BOX, row);
-                bulk_commit();
+            if constexpr (DEFER_C) {
+                c_pending = true;
+                c_m0 = m0;
+                c_n0 = n0;
+            } else {
+                store_c_tma(m0, n0);
             }
             continue;
         }
@@ -813,6 +872,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
         }
     }
+    if constexpr (DEFER_C) if (c_pending) store_c_tma(c_m0, c_n0);
     // The CTA's shared memory must outlive the stores that read it.
     if constexpr (TMA_C) if (c_tma && lane == 0) bulk_wait0();
 }
