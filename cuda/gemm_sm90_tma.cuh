@@ -30,7 +30,9 @@
 // store it by TMA from a C buffer of their own where the ring leaves room for one
 // (TmaTile::C_TMA); two-consumer tiles without room stage it through the A and B tiles of the
 // tile's last ring stage, which the consumers release only after C is out (full 128-byte lines
-// per store instead of fragments scattered over 8 rows: 6% at M >= 1024 on the H200).
+// per store instead of fragments scattered over 8 rows: 6% at M >= 1024 on the H200). The
+// two-consumer tiles but 128x144 store a tile's C only once the next tile's first wgmmas are
+// issued, so that the tensor cores run through the epilogue (DEFER_C, DEFER_STAGED below).
 // Clusters (CL = 2): CTA pairs on vertically adjacent tiles multicast the shared weight tile;
 // each consumer warp releases a stage on both CTAs' `empty` barriers.
 // Partial tiles: TMA zero-fills rows past M / N and K past the end; stores are masked.
@@ -658,14 +660,65 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
         }
     };
-    bool c_pending = false;  // (DEFER_C) tile (c_m0, c_n0)'s C is in `total`
-    int c_m0 = 0, c_n0 = 0;
-    // (DEFER_C) Runs right after a tile's first wgmmas are issued: stores the pending tile,
+    // Staged C (STAGE_C) of tile (m0, n0) through ring stage s, which is released after it.
+    // The last stage's A and B tiles (every consumer's wgmmas are done with them after
+    // the barrier) hold each warp's 16-row piece of C: warpgroup 0's in the B tile,
+    // warpgroup 1's in the A tile, a 192- or 256-wide tile in two passes of half its
+    // columns. The fragments go in as 4-byte stores, 16-byte chunk c of row r at chunk c ^ (r % 8)
+    // (no bank conflicts), and come back as 16-byte pieces of rows, so each warp store
+    // writes whole 128-byte lines (fragments stored directly scatter over 8 rows).
+    auto store_c_staged = [&](int m0, int n0, int s) {
+        if constexpr (STAGE_C) {
+            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            uint8_t* region = smem + (wg == 0 ? T::OFF_B + s * T::B_BYTES : s * T::A_BYTES) + wwarp * 16 * C_PITCH;
+            const int row0 = m0 + wg * 64 + wwarp * 16;
+            const bool vec = c_rows_vec16(C, N);
+            // (Opaque, so that ptxas derives the lane's offsets here, not before the work loop.)
+            const int sl = opaque_i32(lane);
+#pragma unroll
+            for (int p = 0; p < C_PASSES; ++p) {
+                constexpr int JP = RT / 4 / C_PASSES, CH = BN / 8 / C_PASSES;  // 8-column groups per pass
+#pragma unroll
+                for (int jj = 0; jj < JP; ++jj) {
+                    const int j = p * JP + jj;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int r = sl / 4 + 8 * h;
+                        const int chunk = (jj & ~7) | ((jj ^ r) & 7);
+                        const uint32_t v = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
+                        *reinterpret_cast<uint32_t*>(region + r * C_PITCH + chunk * 16 + (sl % 4) * 4) = v;
+                    }
+                }
+                __syncwarp();
+#pragma unroll
+                for (int t = 0; t < (16 * CH + 31) / 32; ++t) {
+                    const int idx = t * 32 + sl, r = idx / CH, c = idx % CH;
+                    if (16 * CH % 32 != 0 && idx >= 16 * CH) continue;  // 144 wide: 9 chunks a row
+                    const int chunk = (c & ~7) | ((c ^ r) & 7);
+                    const int row = row0 + r, col = n0 + p * (BN / C_PASSES) + 8 * c;
+                    if (row >= M || col >= N) continue;
+                    store_row8(C + (size_t)row * N + col, *reinterpret_cast<const uint4*>(region + r * C_PITCH + chunk * 16), col, N, vec);
+                }
+                __syncwarp();  // the next pass overwrites the piece
+            }
+            release_stage(s);  // after the reads (__syncwarp inside)
+        }
+    };
+    // The same for staged C on the tiles without room for a C buffer (128x256 s4, 128x128 s6):
+    // the tile's last stage holds its C until the next tile's first wgmmas are issued (H200:
+    // 0.1-1.1% at 128x256 s4, level at 128x128 s6).
+    constexpr bool DEFER_STAGED = STAGE_C && !T::C_TMA && BN != 144;
+    // The first K block apart, so that a hook can run after its first wgmmas.
+    constexpr bool PEEL = DEFER_C || DEFER_STAGED;
+    bool c_pending = false;  // (PEEL) tile (c_m0, c_n0)'s C is in `total` (staged: in ring stage c_s)
+    int c_m0 = 0, c_n0 = 0, c_s = 0;
+    // (PEEL) Runs right after a tile's first wgmmas are issued: stores the pending tile,
     // then clears the totals for this one.
     auto start_tile = [&] {
-        if constexpr (DEFER_C) {
+        if constexpr (PEEL) {
             if (c_pending) {
-                store_c_tma(c_m0, c_n0);
+                if constexpr (DEFER_C) if (c_tma) store_c_tma(c_m0, c_n0);
+                if constexpr (DEFER_STAGED) if (!c_tma) store_c_staged(c_m0, c_n0, c_s);
                 c_pending = false;
             }
 #pragma unroll
@@ -685,7 +738,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             slab_lead = rows ? kb_begin & 3 : 0;
             bs_lead = kb_begin & 3;
         }
-        if constexpr (!DEFER_C)
+        if constexpr (!PEEL)
 #pragma unroll
             for (int i = 0; i < RT; ++i) total[i] = 0.f;
         const int jb = (128 - n0 % 128) / 8;
@@ -721,9 +774,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
             scales(g, kb_begin, 0, raw);
             // (DEFER_C: the first block apart, its first wave's wgmmas followed by start_tile.)
-            if constexpr (DEFER_C) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, start_tile);
-            if (!DEFER_C || nkb > 1) {
-                ring_blocks(IntC<1>{}, DEFER_C ? 1 : 0, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true, no_hook); });
+            if constexpr (PEEL) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, start_tile);
+            if (!PEEL || nkb > 1) {
+                ring_blocks(IntC<1>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true, no_hook); });
                 k_block(g + nkb - 1, 0, false, !staged, no_hook);
             }
         } else {
@@ -740,9 +793,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     scales(pos, kb_begin + i, i, raw);
                     retire(acc, pos, raw, j0, 0, release);
                 };
-                if constexpr (DEFER_C) block(g, 0, nkb > 1 || !staged, start_tile);
-                if (!DEFER_C || nkb > 1) {
-                    ring_blocks(IntC<BN != 144>{}, DEFER_C ? 1 : 0, nkb, [&](auto pos, int i) { block(pos, i, true, no_hook); });
+                if constexpr (PEEL) block(g, 0, nkb > 1 || !staged, start_tile);
+                if (!PEEL || nkb > 1) {
+                    ring_blocks(IntC<BN != 144>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { block(pos, i, true, no_hook); });
                     block(g + nkb - 1, nkb - 1, !staged, no_hook);
                 }
             };
@@ -784,46 +837,15 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             continue;
         }
         if constexpr (STAGE_C) if (staged) {
-            // The last stage's A and B tiles (every consumer's wgmmas are done with them after
-            // the barrier) hold each warp's 16-row piece of C: warpgroup 0's in the B tile,
-            // warpgroup 1's in the A tile, a 192- or 256-wide tile in two passes of half its
-            // columns. The fragments go in as 4-byte stores, 16-byte chunk c of row r at chunk c ^ (r % 8)
-            // (no bank conflicts), and come back as 16-byte pieces of rows, so each warp store
-            // writes whole 128-byte lines (fragments stored directly scatter over 8 rows).
             const int s = (g - 1) % STAGES;
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
-            uint8_t* region = smem + (wg == 0 ? T::OFF_B + s * T::B_BYTES : s * T::A_BYTES) + wwarp * 16 * C_PITCH;
-            const int row0 = m0 + wg * 64 + wwarp * 16;
-            const bool vec = c_rows_vec16(C, N);
-            // (Opaque, so that ptxas derives the lane's offsets here, not before the work loop.)
-            const int sl = opaque_i32(lane);
-#pragma unroll
-            for (int p = 0; p < C_PASSES; ++p) {
-                constexpr int JP = RT / 4 / C_PASSES, CH = BN / 8 / C_PASSES;  // 8-column groups per pass
-#pragma unroll
-                for (int jj = 0; jj < JP; ++jj) {
-                    const int j = p * JP + jj;
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int r = sl / 4 + 8 * h;
-                        const int chunk = (jj & ~7) | ((jj ^ r) & 7);
-                        const uint32_t v = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
-                        *reinterpret_cast<uint32_t*>(region + r * C_PITCH + chunk * 16 + (sl % 4) * 4) = v;
-                    }
-                }
-                __syncwarp();
-#pragma unroll
-                for (int t = 0; t < (16 * CH + 31) / 32; ++t) {
-                    const int idx = t * 32 + sl, r = idx / CH, c = idx % CH;
-                    if (16 * CH % 32 != 0 && idx >= 16 * CH) continue;  // 144 wide: 9 chunks a row
-                    const int chunk = (c & ~7) | ((c ^ r) & 7);
-                    const int row = row0 + r, col = n0 + p * (BN / C_PASSES) + 8 * c;
-                    if (row >= M || col >= N) continue;
-                    store_row8(C + (size_t)row * N + col, *reinterpret_cast<const uint4*>(region + r * C_PITCH + chunk * 16), col, N, vec);
-                }
-                __syncwarp();  // the next pass overwrites the piece
+            if constexpr (DEFER_STAGED) {
+                c_pending = true;
+                c_m0 = m0;
+                c_n0 = n0;
+                c_s = s;
+            } else {
+                store_c_staged(m0, n0, s);
             }
-            release_stage(s);  // after the reads (__syncwarp inside)
             continue;
         }
         if constexpr (!T::SWAP) {
@@ -872,7 +894,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
         }
     }
-    if constexpr (DEFER_C) if (c_pending) store_c_tma(c_m0, c_n0);
+    if constexpr (PEEL) if (c_pending) {
+        if constexpr (DEFER_C) if (c_tma) store_c_tma(c_m0, c_n0);
+        if constexpr (DEFER_STAGED) if (!c_tma) store_c_staged(c_m0, c_n0, c_s);
+    }
     // The CTA's shared memory must outlive the stores that read it.
     if constexpr (TMA_C) if (c_tma && lane == 0) bulk_wait0();
 }

@@ -379,12 +379,14 @@ fn two_consumer_tiles_are_correct_over_several_tiles_per_cta() {
     // More 128-row tiles than SMs (N = 2400: 13 tiles of 192, 17 of 144, 10 of 256, 19 of 128;
     // M = 2100: 17 rows of tiles), so that persistent CTAs take a second tile, whose first K
     // block sits at another ring stage (K = 1280: 10 blocks, 1536: 12) and whose C buffer the
-    // previous tile's stores may still be reading.
+    // previous tile's stores may still be reading. A tile's C is stored during the next tile's
+    // first block (DEFER_C / DEFER_STAGED in cuda/gemm_sm90_tma.cuh), the last tile's after the
+    // loop; K = 128 makes that first block also the tile's last, and fp16 C takes the same paths.
     let configs: Vec<GemmPath> = be.candidate_configs().into_iter().filter(|c| c.block_m == 128 && c.num_warps == 8).map(GemmPath::Tuned).collect();
     assert!(configs.len() >= 3, "the default build compiles 128x128, 128x192 and 128x256");
-    for (i, k) in [1280usize, 1536].into_iter().enumerate() {
-        let q = random_quantized_problem_with(2100, 2400, k, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 950 + i as u64);
-        check_gemm(&be, &q, OutDtype::Bf16, &configs);
+    for (i, (k, out)) in [(1280usize, OutDtype::Bf16), (1536, OutDtype::Bf16), (128, OutDtype::Bf16), (1280, OutDtype::F16)].into_iter().enumerate() {
+        let q = random_quantized_problem_with(2100, 2400, k, FN, ScaleLayout::RowMajor, (128, 128), out, 950 + i as u64);
+        check_gemm(&be, &q, out, &configs);
     }
 }
 
