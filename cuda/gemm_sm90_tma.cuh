@@ -614,50 +614,50 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // then out by TMA stores.
     auto store_c_tma = [&](int m0, int n0) {
         if constexpr (TMA_C) {
-        if (lane == 0) bulk_wait_read0();  // the previous tile's stores have read the piece
-        __syncwarp();
-        // Fragment (row r = lane / 4 + 8h, 8-column group j) into box j / (C_BOX / 8),
-        // 16-byte chunk j % (C_BOX / 8) of its row, at the TMA swizzle's place: the chunk
-        // index XOR address bits 7-9 (128-byte rows), 7-8 (64) or 7 (32), so the 8 rows of
-        // one store hit distinct banks.
-        const int sl = opaque_i32(lane);
-        if constexpr (DEFER_C) {
-            // By stmatrix: four 8x8 fragments of 16-bit pairs per instruction, lane l giving
-            // the address of row l % 8 of fragment l / 8 (fragments: rows 0-7 and 8-15 of
-            // groups j and j + 1).
-            constexpr int CHUNKS = T::C_BOX / 8;
-            const int q = sl / 8, r = sl % 8 + 8 * (q & 1);
-            const int sw = CHUNKS == 8 ? r & 7 : CHUNKS == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
-            const uint32_t row_addr = smem_u32(c_piece) + r * (2 * T::C_BOX);
-#pragma unroll
-            for (int j = 0; j < RT / 4; j += 2) {
-                const int c = j % CHUNKS + (q >> 1);
-                const uint32_t addr = row_addr + (j / CHUNKS) * C_BOX_BYTES + ((c ^ sw) * 16);
-                const uint32_t r0 = pack2<OutT>(total[4 * j], total[4 * j + 1]), r1 = pack2<OutT>(total[4 * j + 2], total[4 * j + 3]);
-                const uint32_t r2 = pack2<OutT>(total[4 * j + 4], total[4 * j + 5]), r3 = pack2<OutT>(total[4 * j + 6], total[4 * j + 7]);
-                asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
-            }
-        } else {
-#pragma unroll
-        for (int j = 0; j < RT / 4; ++j) {
-            constexpr int CHUNKS = T::C_BOX / 8;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int r = sl / 4 + 8 * h;
+            if (lane == 0) bulk_wait_read0();  // the previous tile's stores have read the piece
+            __syncwarp();
+            // Fragment (row r = lane / 4 + 8h, 8-column group j) into box j / (C_BOX / 8),
+            // 16-byte chunk j % (C_BOX / 8) of its row, at the TMA swizzle's place: the chunk
+            // index XOR address bits 7-9 (128-byte rows), 7-8 (64) or 7 (32), so the 8 rows of
+            // one store hit distinct banks.
+            const int sl = opaque_i32(lane);
+            if constexpr (DEFER_C) {
+                // By stmatrix: four 8x8 fragments of 16-bit pairs per instruction, lane l giving
+                // the address of row l % 8 of fragment l / 8 (fragments: rows 0-7 and 8-15 of
+                // groups j and j + 1).
+                constexpr int CHUNKS = T::C_BOX / 8;
+                const int q = sl / 8, r = sl % 8 + 8 * (q & 1);
                 const int sw = CHUNKS == 8 ? r & 7 : CHUNKS == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
-                const int off = (j / CHUNKS) * C_BOX_BYTES + r * (2 * T::C_BOX) + ((j % CHUNKS) ^ sw) * 16 + (sl % 4) * 4;
-                *reinterpret_cast<uint32_t*>(c_piece + off) = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
-            }
-        }
-        }
-        fence_proxy_async_smem();
-        __syncwarp();
-        if (lane == 0) {
-            const int row = m0 + wg * 64 + wwarp * 16;
+                const uint32_t row_addr = smem_u32(c_piece) + r * (2 * T::C_BOX);
 #pragma unroll
-            for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, smem_u32(c_piece) + b * C_BOX_BYTES, n0 + b * T::C_BOX, row);
-            bulk_commit();
-        }
+                for (int j = 0; j < RT / 4; j += 2) {
+                    const int c = j % CHUNKS + (q >> 1);
+                    const uint32_t addr = row_addr + (j / CHUNKS) * C_BOX_BYTES + ((c ^ sw) * 16);
+                    const uint32_t r0 = pack2<OutT>(total[4 * j], total[4 * j + 1]), r1 = pack2<OutT>(total[4 * j + 2], total[4 * j + 3]);
+                    const uint32_t r2 = pack2<OutT>(total[4 * j + 4], total[4 * j + 5]), r3 = pack2<OutT>(total[4 * j + 6], total[4 * j + 7]);
+                    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < RT / 4; ++j) {
+                    constexpr int CHUNKS = T::C_BOX / 8;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int r = sl / 4 + 8 * h;
+                        const int sw = CHUNKS == 8 ? r & 7 : CHUNKS == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
+                        const int off = (j / CHUNKS) * C_BOX_BYTES + r * (2 * T::C_BOX) + ((j % CHUNKS) ^ sw) * 16 + (sl % 4) * 4;
+                        *reinterpret_cast<uint32_t*>(c_piece + off) = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
+                    }
+                }
+            }
+            fence_proxy_async_smem();
+            __syncwarp();
+            if (lane == 0) {
+                const int row = m0 + wg * 64 + wwarp * 16;
+#pragma unroll
+                for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, smem_u32(c_piece) + b * C_BOX_BYTES, n0 + b * T::C_BOX, row);
+                bulk_commit();
+            }
         }
     };
     // Staged C (STAGE_C) of tile (m0, n0) through ring stage s, which is released after it.
@@ -773,7 +773,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             };
             mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
             scales(g, kb_begin, 0, raw);
-            // (DEFER_C: the first block apart, its first wave's wgmmas followed by start_tile.)
+            // (PEEL: the first block apart, its first wave's wgmmas followed by start_tile.)
             if constexpr (PEEL) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, start_tile);
             if (!PEEL || nkb > 1) {
                 ring_blocks(IntC<1>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true, no_hook); });
