@@ -608,8 +608,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // 16-bit C by TMA on the two-consumer tiles waits in `total` until the next tile's first
     // wgmmas are issued, and is stored while they run, so that the tensor cores do not idle
     // through the epilogue (H200: 1.5-2.6% at M >= 1024 with several tiles per CTA). 128x144
-    // (1-3.5% slower that way) and the one-consumer tiles (0.5-2.8%) store at once.
-    constexpr bool DEFER_C = TMA_C && T::CONSUMERS == 2 && BN != 144;
+    // (1-3.5% slower that way) and the one-consumer tiles (0.5-2.8%) store at once, and so do
+    // CTA pairs (CL = 2, tuning builds only), which no GPU run has checked deferred.
+    constexpr bool DEFER_C = TMA_C && T::CONSUMERS == 2 && BN != 144 && CL == 1;
     // C by TMA (c_tma): this warp's piece of tile (m0, n0) from `total` into the C buffer,
     // then out by TMA stores.
     auto store_c_tma = [&](int m0, int n0) {
@@ -707,7 +708,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // The same for staged C on the tiles without room for a C buffer (128x256 s4, 128x128 s6):
     // the tile's last stage holds its C until the next tile's first wgmmas are issued (H200:
     // 0.1-1.1% at 128x256 s4, level at 128x128 s6).
-    constexpr bool DEFER_STAGED = STAGE_C && !T::C_TMA && BN != 144;
+    constexpr bool DEFER_STAGED = STAGE_C && !T::C_TMA && BN != 144 && CL == 1;
     // The first K block apart, so that a hook can run after its first wgmmas.
     constexpr bool PEEL = DEFER_C || DEFER_STAGED;
     bool c_pending = false;  // (PEEL) tile (c_m0, c_n0)'s C is in `total` (staged: in ring stage c_s)
