@@ -15,4 +15,3 @@ pub const AS_BS_BULK: i32 = 4;
 pub const AS_SLAB_SHIFT: u32 = 8;
 /// K blocks of the one-consumer tiles' activation-scale slab at most (`TmaTile::SLAB_KB`).
 pub const SCALE_SLAB_K_BLOCKS: usize = 64;
-
