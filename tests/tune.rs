@@ -596,6 +596,35 @@ fn the_wide_tile_is_blockfp8_only() {
     }
 }
 
+/// Wide tiles (128 x 192 and wider) are also timed with `WIDE_TILE_GROUP_M` rows of tiles per
+/// group where the shape has that many rows of them; a regrouped winner's GROUP_SIZE_M is
+/// what the file says.
+#[test]
+fn wide_tiles_are_also_tried_in_larger_groups() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut wide = CpuBackend::new().candidate_configs()[0].clone();
+    (wide.block_m, wide.block_n) = (128, 256);
+    let regrouped = KernelConfig { group_m: tune::WIDE_TILE_GROUP_M, ..wide.clone() };
+    assert_ne!(wide.group_m, regrouped.group_m);
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { extra: vec![wide.clone()], ..LyingBackend::honest() });
+    let shape = |m| GemmShape { m, n: 256, k: 128, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
+    // 16 rows of 128-row tiles from M = 1921; the CPU's own tiles (at most 64 rows) stay as they are.
+    let keep = tune::candidate_configs(backend.as_ref(), &shape(1921), true).0;
+    assert!(keep.contains(&wide) && keep.contains(&regrouped));
+    assert_eq!(keep.iter().filter(|c| c.group_m == tune::WIDE_TILE_GROUP_M).count(), 1, "{:?}", keep.iter().map(|c| c.short()).collect::<Vec<_>>());
+    assert!(!tune::candidate_configs(backend.as_ref(), &shape(1920), true).0.contains(&regrouped));
+    let shapes = vec![tune::parse_shape("256,128").unwrap()];
+    let t = FakeTiming { forced: [(regrouped.short(), 1e-9)].into(), ..Default::default() };
+    let dir = tmp.path().join("g");
+    let r = tune::tune_with(std::slice::from_ref(&backend), &opts(shapes, &dir, &[2048]), &t).unwrap();
+    assert_eq!((r.records[0].choice, r.records[0].config.group_m), (Choice::Tuned, tune::WIDE_TILE_GROUP_M), "{:?}", r.records[0]);
+    for (name, text) in config_files(&dir) {
+        let table = ConfigTable::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (_, cfg) = table.nearest(2048).unwrap();
+        assert_eq!((cfg.block_n, cfg.group_m), (256, tune::WIDE_TILE_GROUP_M), "{name}: {text}");
+    }
+}
+
 #[test]
 fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     let tmp = tempfile::tempdir().unwrap();

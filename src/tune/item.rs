@@ -66,7 +66,9 @@ pub struct ItemSettings {
 pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys: bool) -> (Vec<KernelConfig>, Vec<Rejected>) {
     let mut keep: Vec<KernelConfig> = Vec::new();
     let mut skipped = Vec::new();
-    for cfg in backend.candidate_configs() {
+    let compiled = backend.candidate_configs();
+    let regrouped: Vec<KernelConfig> = compiled.iter().filter_map(|c| wide_tile_regrouped(c, shape)).collect();
+    for cfg in compiled.into_iter().chain(regrouped) {
         if keep.contains(&cfg) {
             continue;
         }
@@ -87,6 +89,22 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys
         }
     }
     (keep, skipped)
+}
+
+/// Wide tiles (at least 128 x 192) are also tried with `WIDE_TILE_GROUP_M` rows of tiles per
+/// group where the shape has that many: when the CTAs running at once span 16 rows of tiles
+/// rather than 8, they read fewer distinct rows of A and B (16 x 128 + 9 x 256 against
+/// 8 x 128 + 17 x 256 for 132 SMs at 128x256). On the H200 that ran 1.4-1.5% faster at
+/// N=24576 K=1536 (M = 2048, 4096) and 0.8% slower at 4096x2112x7168 (BENCHMARKS.md), so the
+/// tuner, not a rule, decides.
+pub const WIDE_TILE_GROUP_M: u32 = 16;
+
+fn wide_tile_regrouped(cfg: &KernelConfig, shape: &GemmShape) -> Option<KernelConfig> {
+    let tile_rows = shape.m.div_ceil(cfg.block_m.max(1) as usize);
+    if cfg.block_m < 128 || cfg.block_n < 192 || cfg.group_m == WIDE_TILE_GROUP_M || tile_rows < WIDE_TILE_GROUP_M as usize {
+        return None;
+    }
+    Some(KernelConfig { group_m: WIDE_TILE_GROUP_M, ..cfg.clone() })
 }
 
 struct Contender {

@@ -45,7 +45,7 @@ mod plan;
 mod shapes;
 mod verify;
 
-pub use item::{candidate_configs, median, tune_item, BackendTiming, ItemSettings, Measure};
+pub use item::{candidate_configs, median, tune_item, BackendTiming, ItemSettings, Measure, WIDE_TILE_GROUP_M};
 pub use journal::{check_record, read_journal, Choice, Journal, RecordKey, Rejected, TuneRecord, JOURNAL_PREFIX};
 pub use output::{file_name_of, merge, read_table, table_json, write_atomic, write_files, MergeReport, OnConflict};
 pub use plan::{full_work_list, normalize_batch_sizes, shard_work_list, Shard, WorkItem, DEFAULT_BATCH_SIZES};
