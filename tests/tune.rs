@@ -686,6 +686,36 @@ fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     assert_eq!(gemm.plan(&shape), GemmPath::Vendor);
 }
 
+/// A later run into the same folder keeps the entries the file already has for other batch
+/// sizes and replaces those of its own; a file there that does not parse stops the run before
+/// any timing, and is left as it was.
+#[test]
+fn later_runs_keep_the_entries_of_other_batch_sizes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("c");
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend::honest());
+    let shapes = vec![tune::parse_shape("256,256").unwrap()];
+    let (a, b) = (CpuBackend::new().candidate_configs()[2].clone(), CpuBackend::new().candidate_configs()[5].clone());
+    let first = FakeTiming { forced: [(a.short(), 1e-9)].into(), ..Default::default() };
+    tune::tune_with(std::slice::from_ref(&backend), &opts(shapes.clone(), &dir, &[1, 16]), &first).unwrap();
+    let second = FakeTiming { forced: [(b.short(), 1e-9)].into(), ..Default::default() };
+    let mut again = opts(shapes.clone(), &dir, &[16, 48]);
+    again.resume = false;
+    let r = tune::tune_with(std::slice::from_ref(&backend), &again, &second).unwrap();
+    assert_eq!(r.files.len(), 1);
+    let entries: Vec<(usize, KernelConfig)> = ConfigTable::parse(&std::fs::read_to_string(&r.files[0]).unwrap()).unwrap().entries.into_iter().collect();
+    let want = vec![(1, a.clone()), (16, b.clone()), (48, b.clone())];
+    assert_eq!(entries.iter().map(|(m, c)| (*m, c.short())).collect::<Vec<_>>(), want.iter().map(|(m, c)| (*m, c.short())).collect::<Vec<_>>());
+
+    std::fs::write(&r.files[0], "{\"16\": {\"BLOCK_SIZE_M\": 0").unwrap();
+    let third = FakeTiming::default();
+    let err = tune::tune_with(std::slice::from_ref(&backend), &opts(shapes, &dir, &[64]), &third).unwrap_err().to_string();
+    let name = r.files[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(err.contains(&name) && err.contains("other entries"), "{err}");
+    assert_eq!(third.calls.load(Ordering::SeqCst), 0, "nothing is timed");
+    assert_eq!(std::fs::read_to_string(&r.files[0]).unwrap(), "{\"16\": {\"BLOCK_SIZE_M\": 0");
+}
+
 #[test]
 fn real_cpu_tune_writes_a_file_the_library_serves() {
     let tmp = tempfile::tempdir().unwrap();

@@ -71,7 +71,8 @@ pub struct TuneArgs {
     /// Batch sizes (comma-separated); default: the 18-value grid of vLLM's files.
     #[arg(long, value_delimiter = ',')]
     batch_size: Vec<usize>,
-    /// Output folder for the config files and the journal.
+    /// Output folder for the config files and the journal (a file already there keeps its
+    /// entries for the batch sizes this run does not tune).
     #[arg(long, default_value = ".")]
     save_path: PathBuf,
     /// This host's part of the work: I/N, 0-based.

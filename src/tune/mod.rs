@@ -34,6 +34,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
 
 use crate::backend::{Backend, TimingOptions};
+use crate::config::dense_file_name;
 use crate::error::{Error, Result};
 use crate::gemm::{GemmShape, OutDtype};
 use crate::quant::ScaleLayout;
@@ -47,7 +48,7 @@ mod verify;
 
 pub use item::{candidate_configs, median, tune_item, BackendTiming, ItemSettings, Measure, WIDE_TILE_GROUP_M};
 pub use journal::{check_record, read_journal, Choice, Journal, RecordKey, Rejected, TuneRecord, JOURNAL_PREFIX};
-pub use output::{file_name_of, merge, read_table, table_json, write_atomic, write_files, MergeReport, OnConflict};
+pub use output::{existing_entries, file_name_of, merge, read_table, table_json, write_atomic, write_files, MergeReport, OnConflict};
 pub use plan::{full_work_list, normalize_batch_sizes, shard_work_list, Shard, WorkItem, DEFAULT_BATCH_SIZES};
 pub use shapes::{dedupe, parse_shape, preset_shapes, shapes_from_model_config, shapes_from_model_json, ShapeSpec, WeightShape, DEFAULT_BLOCK, PRESETS};
 pub use verify::{seed_for, ProblemData, Reference, SplitMix, FULL_REFERENCE_MACS};
@@ -238,6 +239,11 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
     std::fs::create_dir_all(&opts.save_path).map_err(|e| Error::io(format!("creating {}", opts.save_path.display()), e))?;
     let journal_path = opts.journal_path();
     refuse_shared_folder(&opts.save_path, &journal_path)?;
+    // Files this run will rewrite must be readable now, not after hours of tuning: their
+    // entries for other batch sizes are kept (write_files).
+    for w in &shapes {
+        existing_entries(&opts.save_path.join(dense_file_name(w.n, w.k, &device, DTYPE, w.block)))?;
+    }
     let (mut journal, old) = Journal::open(&journal_path, opts.resume)?;
 
     let wanted: HashSet<WorkItem> = items.iter().copied().collect();

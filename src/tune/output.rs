@@ -52,13 +52,35 @@ pub fn write_atomic(dir: &Path, name: &str, contents: &str) -> Result<PathBuf> {
     Ok(dest)
 }
 
-/// Writes one file per shape from `records` (all of one shape set) into `dir`.
+/// Writes one file per shape from `records` (all of one shape set) into `dir`. A file already
+/// there keeps its entries for other batch sizes (an earlier run into the same folder, or a
+/// file put there to refine); `records` replace the entries of their own M.
 pub fn write_files(dir: &Path, records: &[TuneRecord]) -> Result<Vec<PathBuf>> {
     let mut per_file: BTreeMap<String, BTreeMap<usize, KernelConfig>> = BTreeMap::new();
     for r in records {
         per_file.entry(file_name_of(r)).or_default().insert(r.m, r.config.clone());
     }
-    per_file.iter().map(|(name, entries)| write_atomic(dir, name, &table_json(entries))).collect()
+    per_file
+        .into_iter()
+        .map(|(name, entries)| {
+            let mut all = existing_entries(&dir.join(&name))?;
+            all.extend(entries);
+            write_atomic(dir, &name, &table_json(&all))
+        })
+        .collect()
+}
+
+/// The entries of the config file at `path`, none when there is no file; an unreadable file is
+/// an error, so that its entries are never silently dropped.
+pub fn existing_entries(path: &Path) -> Result<BTreeMap<usize, KernelConfig>> {
+    match path.try_exists() {
+        Ok(false) => Ok(BTreeMap::new()),
+        Ok(true) => read_table(path).map_err(|e| match e {
+            Error::Config { path, reason } => Error::Config { path, reason: format!("{reason} (the tuner keeps this file's other entries: fix it or move it away)") },
+            other => other,
+        }),
+        Err(e) => Err(Error::io(format!("checking {}", path.display()), e)),
+    }
 }
 
 /// What `merge` does when two inputs hold different entries for the same file and M.
