@@ -5,7 +5,9 @@
 # crate's own graph method (deepgemm_time.py), runs
 # `blockfp8 bench` (tuned path through the shipped configs, kernel default, cuBLASLt) on the
 # same shapes in the same call, and prints one table (race_table.py). Needs .device-bin/blockfp8
-# (ci/h200/stage.sh default).
+# (ci/h200/stage.sh default). With .device-bin/configs-base (stage.sh with BASE_CONFIGS_REV=REV:
+# an earlier commit's configs) the same bench also runs through those files, and the table gets
+# their times and the shipped files' speed over them: a re-tune measured in one call.
 set -u
 B=.device-bin
 P=${PEERS:-.peers}
@@ -20,7 +22,13 @@ dg_build=$!
 # The crate's bench runs while DeepGEMM compiles (CPU work); DeepGEMM is timed after, alone.
 timeout 420 $B/blockfp8 bench --backend cuda --no-progress --json "${args[@]}" > "$OUT/crate.json" 2> "$OUT/crate.err"
 echo "crate bench rc=$?"
+third=()
+if [ -d $B/configs-base ]; then
+    timeout 300 $B/blockfp8 bench --backend cuda --no-progress --no-check --json --config-dir $B/configs-base "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
+    echo "crate bench, base configs rc=$?"
+    third=("$OUT/crate_base.json")
+fi
 wait $dg_build
 PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-} timeout 300 python3 "$here/deepgemm_time.py" --json "$OUT/deepgemm.json" "${args[@]}" > "$OUT/deepgemm.log" 2>&1
 echo "deepgemm bench rc=$?"
-python3 "$here/race_table.py" "$OUT/crate.json" "$OUT/deepgemm.json" | tee "$OUT/race.md"
+python3 "$here/race_table.py" "$OUT/crate.json" "$OUT/deepgemm.json" "${third[@]}" | tee "$OUT/race.md"

@@ -1,12 +1,15 @@
 """One table from `blockfp8 bench --json` and DeepGEMM's bench JSON (ci/h200/race.sh):
 per shape the crate's tuned path (shipped configs), its kernel default, cuBLASLt and DeepGEMM,
-in microseconds, with the crate's ratio over each and calc_diff, then geometric means."""
+in microseconds, with the crate's ratio over each and calc_diff, then geometric means. With a
+third JSON (`blockfp8 bench --config-dir` of an earlier commit's configs, race.sh with
+.device-bin/configs-base), two more columns: that path's time and the shipped path's speed over it."""
 import json
 import math
 import sys
 
 crate = json.load(open(sys.argv[1]))
 dg = {(r["m"], r["n"], r["k"]): r for r in json.load(open(sys.argv[2]))}
+base = {(x["m"], x["n"], x["k"]): x for x in json.load(open(sys.argv[3]))["shapes"]} if len(sys.argv) > 3 else None
 
 
 def get(meas, impl):
@@ -16,17 +19,23 @@ def get(meas, impl):
     return None
 
 
-print("| M | N | K | blockfp8 us (path) | kernel default us | cuBLASLt us | DeepGEMM us | DeepGEMM TFLOPS | blockfp8 TFLOPS | vs cuBLASLt | vs DeepGEMM | calc_diff blockfp8 / DeepGEMM |")
-print("|--:|--:|--:|--|--:|--:|--:|--:|--:|--:|--:|--|")
-r_lt, r_dg = [], []
+def users_path(meas):
+    """What users get through the configs: the tuned entry where a file has one, else the
+    no-file default (cuBLASLt)."""
+    tuned, default, vendor = get(meas, "tuned"), get(meas, "kernel_default"), get(meas, "vendor")
+    ours = tuned or vendor or default
+    return ours, ("tuned " + tuned["config"]) if tuned else ("cuBLASLt" if vendor else "kernel default")
+
+
+extra = " base configs us (path) | vs base |" if base else ""
+print("| M | N | K | blockfp8 us (path) | kernel default us | cuBLASLt us | DeepGEMM us | DeepGEMM TFLOPS | blockfp8 TFLOPS | vs cuBLASLt | vs DeepGEMM | calc_diff blockfp8 / DeepGEMM |" + extra)
+print("|--:|--:|--:|--|--:|--:|--:|--:|--:|--:|--:|--|" + ("--|--:|" if base else ""))
+r_lt, r_dg, r_base = [], [], []
 for s in crate["shapes"]:
     m, n, k = s["m"], s["n"], s["k"]
     meas = s["measurements"]
     tuned, default, vendor = get(meas, "tuned"), get(meas, "kernel_default"), get(meas, "vendor")
-    # What users get through the shipped configs: the tuned entry where a file has one, else
-    # the no-file default (cuBLASLt).
-    ours = tuned or vendor or default
-    path = ("tuned " + tuned["config"]) if tuned else ("cuBLASLt" if vendor else "kernel default")
+    ours, path = users_path(meas)
     d = dg.get((m, n, k), {})
     dg_us = d.get("deepgemm_us")
     fl = 2 * m * n * k
@@ -38,7 +47,15 @@ for s in crate["shapes"]:
         r_lt.append(lt)
     if vd:
         r_dg.append(vd)
-    cells += [f"{lt:.2f}x" if lt else "-", f"{vd:.2f}x" if vd else "-", f"{ours.get('calc_diff', float('nan')):.1e} / {d.get('calc_diff', float('nan')):.1e}"]
+    cells += [f"{lt:.2f}x" if lt else "-", f"{vd:.2f}x" if vd else "-", f"{ours.get('calc_diff') or float('nan'):.1e} / {d.get('calc_diff') or float('nan'):.1e}"]
+    if base is not None:
+        b = base.get((m, n, k))
+        if b:
+            b_ours, b_path = users_path(b["measurements"])
+            r_base.append(b_ours["time_us"] / ours["time_us"])
+            cells += [f"{b_ours['time_us']:.1f} ({b_path})", f"{r_base[-1]:.3f}x"]
+        else:
+            cells += ["-", "-"]
     print("| " + " | ".join(cells) + " |")
 
 
@@ -49,3 +66,5 @@ def geo(v):
 print()
 print(f"Geometric mean of blockfp8's speed over cuBLASLt: {geo(r_lt):.3f}x ({len(r_lt)} shapes); over DeepGEMM: {geo(r_dg):.3f}x ({len(r_dg)} shapes); "
       f"shapes where DeepGEMM is faster: {sum(1 for v in r_dg if v < 1)}.")
+if base is not None:
+    print(f"Geometric mean of the shipped configs' speed over the base configs': {geo(r_base):.3f}x ({len(r_base)} shapes).")

@@ -10,7 +10,9 @@
 #   the scripts of ci/h200/ and cuda/device_run.sh.
 #   libblockfp8_capi.so, wheels/  the C ABI library (cuda build) and pytest wheels, for
 #                 python_package.sh (target `python`, also part of `all`).
-# Usage: bash ci/h200/stage.sh [default|full|python|all]   (default: all)
+#   configs-base/ with BASE_CONFIGS_REV=REV: the configs folder of commit REV, which race.sh
+#                 then races beside the shipped files.
+# Usage: [BASE_CONFIGS_REV=REV] bash ci/h200/stage.sh [default|full|python|all]   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 what=${1:-all}
@@ -40,6 +42,11 @@ if [ "$what" = python ] || [ "$what" = all ]; then
     [ -f $B/blockfp8 ] || { cargo build --release --features cuda --bin blockfp8 && strip -o $B/blockfp8 target/release/blockfp8; }
     strip -o $B/libblockfp8_capi.so target/release/libblockfp8_capi.so
     mkdir -p $B/wheels && python3 -m pip download -q -d $B/wheels pytest
+fi
+rm -rf $B/configs-base
+if [ -n "${BASE_CONFIGS_REV:-}" ]; then
+    mkdir -p $B/configs-base
+    git archive "$BASE_CONFIGS_REV" configs | tar -x -C $B/configs-base --strip-components=1
 fi
 cp ci/h200/*.sh ci/h200/*.py cuda/device_run.sh $B/
 ls -l $B
