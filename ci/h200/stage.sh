@@ -43,10 +43,12 @@ if [ "$what" = python ] || [ "$what" = all ]; then
     strip -o $B/libblockfp8_capi.so target/release/libblockfp8_capi.so
     mkdir -p $B/wheels && python3 -m pip download -q -d $B/wheels pytest
 fi
-rm -rf $B/configs-base
+# (A later `stage.sh python` keeps it; staging the default build without the variable drops it.)
 if [ -n "${BASE_CONFIGS_REV:-}" ]; then
-    mkdir -p $B/configs-base
+    rm -rf $B/configs-base && mkdir -p $B/configs-base
     git archive "$BASE_CONFIGS_REV" configs | tar -x -C $B/configs-base --strip-components=1
+elif [ "$what" = default ] || [ "$what" = all ]; then
+    rm -rf $B/configs-base
 fi
 cp ci/h200/*.sh ci/h200/*.py cuda/device_run.sh $B/
 ls -l $B
