@@ -704,8 +704,7 @@ fn later_runs_keep_the_entries_of_other_batch_sizes() {
     let r = tune::tune_with(std::slice::from_ref(&backend), &again, &second).unwrap();
     assert_eq!(r.files.len(), 1);
     let entries: Vec<(usize, KernelConfig)> = ConfigTable::parse(&std::fs::read_to_string(&r.files[0]).unwrap()).unwrap().entries.into_iter().collect();
-    let want = vec![(1, a.clone()), (16, b.clone()), (48, b.clone())];
-    assert_eq!(entries.iter().map(|(m, c)| (*m, c.short())).collect::<Vec<_>>(), want.iter().map(|(m, c)| (*m, c.short())).collect::<Vec<_>>());
+    assert_eq!(entries.iter().map(|(m, c)| (*m, c.short())).collect::<Vec<_>>(), [(1, a.short()), (16, b.short()), (48, b.short())]);
 
     std::fs::write(&r.files[0], "{\"16\": {\"BLOCK_SIZE_M\": 0").unwrap();
     let third = FakeTiming::default();

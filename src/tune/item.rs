@@ -100,11 +100,8 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys
 pub const WIDE_TILE_GROUP_M: u32 = 16;
 
 fn wide_tile_regrouped(cfg: &KernelConfig, shape: &GemmShape) -> Option<KernelConfig> {
-    let tile_rows = shape.m.div_ceil(cfg.block_m.max(1) as usize);
-    if cfg.block_m < 128 || cfg.block_n < 192 || cfg.group_m == WIDE_TILE_GROUP_M || tile_rows < WIDE_TILE_GROUP_M as usize {
-        return None;
-    }
-    Some(KernelConfig { group_m: WIDE_TILE_GROUP_M, ..cfg.clone() })
+    let wide = cfg.block_m >= 128 && cfg.block_n >= 192 && cfg.group_m != WIDE_TILE_GROUP_M;
+    (wide && shape.m.div_ceil(cfg.block_m as usize) >= WIDE_TILE_GROUP_M as usize).then(|| KernelConfig { group_m: WIDE_TILE_GROUP_M, ..cfg.clone() })
 }
 
 struct Contender {
