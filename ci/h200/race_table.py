@@ -34,7 +34,7 @@ r_lt, r_dg, r_base = [], [], []
 for s in crate["shapes"]:
     m, n, k = s["m"], s["n"], s["k"]
     meas = s["measurements"]
-    tuned, default, vendor = get(meas, "tuned"), get(meas, "kernel_default"), get(meas, "vendor")
+    default, vendor = get(meas, "kernel_default"), get(meas, "vendor")
     ours, path = users_path(meas)
     d = dg.get((m, n, k), {})
     dg_us = d.get("deepgemm_us")
