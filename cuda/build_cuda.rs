@@ -90,6 +90,11 @@ impl Tile {
     }
     /// TMA: shared memory below the C buffer (TmaTile::SLAB_END).
     fn smem_before_c(&self, body: Body) -> u32 {
+        let end = self.ring_end(body);
+        if self.scale_slab(body) { self.slabs_end(end) } else { end }
+    }
+    /// TMA: the end of the ring, its scales, barriers and (swapped tiles) C staging (TmaTile::C_END).
+    fn ring_end(&self, body: Body) -> u32 {
         // A stage's activation scales: BM rows of 4 floats on the tiles that load them by TMA
         // per stage, else BM floats.
         let as_row = if self.scale_tma(body) { 4 } else { 1 };
@@ -97,10 +102,13 @@ impl Tile {
         let weight_scale_blocks = if self.bn > 128 { 2 } else { 1 };
         let bars = (scales_b + self.stages * 4 * weight_scale_blocks).div_ceil(8) * 8;
         let c_stage = if matches!(body, Body::Tma { swap: true }) { self.warps * self.bm * 24 * 2 } else { 0 };
-        let end = (bars + 16 * self.stages).div_ceil(16) * 16 + c_stage;
-        // The one-consumer deep-ring tiles' two per-tile scale slabs, 128-byte aligned: 64 K
-        // blocks of BM activation scales, 68 weight scales.
-        if self.scale_slab(body) { end.div_ceil(128) * 128 + 2 * (64 * self.bm * 4) + 2 * 68 * 4 } else { end }
+        (bars + 16 * self.stages).div_ceil(16) * 16 + c_stage
+    }
+    /// TMA: the end of the one-consumer deep-ring tiles' two per-tile scale slabs after `end`
+    /// (TmaTile::SLABS_END), 128-byte aligned: 64 K blocks of BM activation scales, 68 weight
+    /// scales.
+    fn slabs_end(&self, end: u32) -> u32 {
+        end.div_ceil(128) * 128 + 2 * (64 * self.bm * 4) + 2 * 68 * 4
     }
     /// TMA: the end of a C buffer after smem_before_c, 1024-aligned (TmaTile::OFF_CBUF + BM x BN
     /// 16-bit outputs), for the tiles that store C by TMA (TmaTile::C_TMA).
@@ -113,9 +121,13 @@ impl Tile {
         self.warps == 8 && body == (Body::Tma { swap: false })
     }
     /// Whether a tile's scales may come once per tile, into slabs (TmaTile::AS_SLAB): the
-    /// one-consumer normal tiles of 8+ stages, unclustered.
+    /// one-consumer normal tiles of 8+ stages, unclustered, whose ring leaves room for the slabs
+    /// and a C buffer.
     fn scale_slab(&self, body: Body) -> bool {
-        self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && self.cluster == 1
+        if !(self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && self.cluster == 1) {
+            return false;
+        }
+        self.slabs_end(self.ring_end(body)).div_ceil(1024) * 1024 + self.bm * self.bn * 2 + 1024 <= MAX_SMEM
     }
     /// Columns per TMA store box of C (TmaTile::C_BOX) on the tiles that store C by TMA from a
     /// buffer of their own (TmaTile::C_TMA: normal tiles where the buffer fits the shared
@@ -181,8 +193,10 @@ fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
     if t.warps != 4 && t.warps != 8 {
         return Some(format!("num_warps={} (needs 4 or 8)", t.warps));
     }
-    if !(2..=8).contains(&t.stages) {
-        return Some(format!("num_stages={} (needs 2..8)", t.stages));
+    // The TMA ring takes up to 12 stages where they fit the shared memory (64x32 s12 ships).
+    let most_stages = if matches!(body, Body::Tma { .. }) { 12 } else { 8 };
+    if !(2..=most_stages).contains(&t.stages) {
+        return Some(format!("num_stages={} (needs 2..{most_stages})", t.stages));
     }
     if body == Body::Mma {
         let wm = warps_m(t.bm, t.bn, t.warps);

@@ -171,7 +171,10 @@ struct TmaTile {
     // 64x32 tile at M=64 N=4096 K=7168 ran 12.6 us without the per-stage activation-scale
     // copies, 14.0 with; per-stage TMAs 15.8, a per-tile slab of 4-byte cp.async 24.8). Two
     // slabs, so that the producer fills the next tile's while the consumers read this one's.
-    static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && CL == 1;
+    // Only where the ring leaves room for both slabs and a C buffer: a deeper ring without the
+    // slabs is the other choice (64x64 s12; timing-only builds on the H200: at M=64 N=7168
+    // K=18432, where the weights stream from memory, 64x64 without slabs ran 37.6-38.0 us in
+    // 10-12 stages against 40.1 for the shipped 6 stages and 40.6 for 8 stages with slabs).
     static constexpr int SLAB_KB = 64;
     // Weight scales of a K range [kb, kb + SLAB_KB) copied from the 16-byte boundary at or
     // below kb: at most SLAB_KB + 3 floats, rounded up to whole 16-byte pieces.
@@ -180,7 +183,10 @@ struct TmaTile {
     static constexpr int OFF_SLAB = (C_END + 127) / 128 * 128;  // (a TMA destination)
     static constexpr int AS_SLAB_BYTES = SLAB_KB * BM * 4;
     static constexpr int OFF_BS_SLAB = OFF_SLAB + 2 * AS_SLAB_BYTES;
-    static constexpr int SLAB_END = AS_SLAB ? OFF_BS_SLAB + 2 * BS_SLAB * 4 : C_END;
+    static constexpr int SLABS_END = OFF_BS_SLAB + 2 * BS_SLAB * 4;
+    static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && CL == 1 &&
+                                    (SLABS_END + 1023) / 1024 * 1024 + BM * BN * 2 + 1024 <= 227 * 1024;
+    static constexpr int SLAB_END = AS_SLAB ? SLABS_END : C_END;
     // Normal tiles whose ring leaves room for it get a C buffer of their own (BM x BN 16-bit
     // outputs): each warp writes its 16 rows there and stores them by TMA, in boxes of 16 rows
     // x C_BOX columns (swizzled rows of 2 * C_BOX bytes), then goes on to the next tile while
