@@ -113,7 +113,11 @@ impl Tile {
     /// TMA: the end of a C buffer after smem_before_c, 1024-aligned (TmaTile::OFF_CBUF + BM x BN
     /// 16-bit outputs), for the tiles that store C by TMA (TmaTile::C_TMA).
     fn smem_with_c_buffer(&self, body: Body) -> u32 {
-        self.smem_before_c(body).div_ceil(1024) * 1024 + self.bm * self.bn * 2
+        self.c_buffer_end(self.smem_before_c(body))
+    }
+    /// The end of a C buffer placed after `end` (TmaTile::c_buffer_fits).
+    fn c_buffer_end(&self, end: u32) -> u32 {
+        end.div_ceil(1024) * 1024 + self.bm * self.bn * 2
     }
     /// Whether a stage's activation scales may come by TMA (TmaTile::AS_TMA): the two-consumer
     /// normal tiles.
@@ -127,7 +131,7 @@ impl Tile {
         if !(self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && self.cluster == 1) {
             return false;
         }
-        self.slabs_end(self.ring_end(body)).div_ceil(1024) * 1024 + self.bm * self.bn * 2 + 1024 <= MAX_SMEM
+        self.c_buffer_end(self.slabs_end(self.ring_end(body))) + 1024 <= MAX_SMEM
     }
     /// Columns per TMA store box of C (TmaTile::C_BOX) on the tiles that store C by TMA from a
     /// buffer of their own (TmaTile::C_TMA: normal tiles where the buffer fits the shared

@@ -130,6 +130,10 @@ template <int REGS> __device__ __forceinline__ void setmaxnreg_dec() { asm volat
 // CL = cluster size: 2 pairs CTAs on vertically adjacent tiles, which share the weight tile,
 // so each loads half of it and multicasts it to both (a quarter less L2 traffic at 128x128;
 // on the H200 that gained under 1%, so L2 reads do not limit these tiles).
+// Whether a C buffer of BM x BN 16-bit outputs, 1024-aligned after `end`, still fits the shared
+// memory (with the 1024 bytes of alignment slack the launch adds).
+constexpr bool c_buffer_fits(int end, int bm, int bn) { return (end + 1023) / 1024 * 1024 + bm * bn * 2 + 1024 <= 227 * 1024; }
+
 template <int BM, int BN, int W, int STAGES, int CL = 1>
 struct TmaTile {
     static constexpr bool SWAP = W != 4 * BM / 64;
@@ -184,8 +188,7 @@ struct TmaTile {
     static constexpr int AS_SLAB_BYTES = SLAB_KB * BM * 4;
     static constexpr int OFF_BS_SLAB = OFF_SLAB + 2 * AS_SLAB_BYTES;
     static constexpr int SLABS_END = OFF_BS_SLAB + 2 * BS_SLAB * 4;
-    static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && CL == 1 &&
-                                    (SLABS_END + 1023) / 1024 * 1024 + BM * BN * 2 + 1024 <= 227 * 1024;
+    static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && CL == 1 && c_buffer_fits(SLABS_END, BM, BN);
     static constexpr int SLAB_END = AS_SLAB ? SLABS_END : C_END;
     // Normal tiles whose ring leaves room for it get a C buffer of their own (BM x BN 16-bit
     // outputs): each warp writes its 16 rows there and stores them by TMA, in boxes of 16 rows
@@ -194,7 +197,7 @@ struct TmaTile {
     // one-consumer tiles' fragment stores filled half of each, ncu at 128x4096x7168).
     static constexpr int C_BOX = BN % 64 == 0 ? 64 : BN % 32 == 0 ? 32 : 16;
     static constexpr int OFF_CBUF = (SLAB_END + 1023) / 1024 * 1024;  // (the swizzle's atom)
-    static constexpr bool C_TMA = !SWAP && OFF_CBUF + BM * BN * 2 + 1024 <= 227 * 1024;
+    static constexpr bool C_TMA = !SWAP && c_buffer_fits(SLAB_END, BM, BN);
     static constexpr int SMEM = C_TMA ? OFF_CBUF + BM * BN * 2 : SLAB_END;
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
     static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || ((WN == 144 || WN == 192) && !SWAP && CONSUMERS == 2), "wgmma N");
