@@ -325,6 +325,11 @@ fn check_gemm(be: &CudaBackend, q: &QuantizedProblem, out: OutDtype, paths: &[Ge
     }
 }
 
+/// Whether the build compiles `cfg` with fp16 C (the tuning build's extra tiles have bf16 C only).
+fn has_f16(cfg: &KernelConfig) -> bool {
+    kernels::find_gemm(cfg, OutDtype::F16).is_ok()
+}
+
 fn paths_for(be: &CudaBackend, shape: &GemmShape) -> Vec<GemmPath> {
     let mut v = vec![GemmPath::KernelDefault, GemmPath::Tuned(kernels::default_config())];
     match be.supports(shape, &GemmPath::Vendor) {
@@ -382,11 +387,13 @@ fn two_consumer_tiles_are_correct_over_several_tiles_per_cta() {
     // previous tile's stores may still be reading. A tile's C is stored during the next tile's
     // first block (DEFER_C / DEFER_STAGED in cuda/gemm_sm90_tma.cuh), the last tile's after the
     // loop; K = 128 makes that first block also the tile's last, and fp16 C takes the same paths.
-    let configs: Vec<GemmPath> = be.candidate_configs().into_iter().filter(|c| c.block_m == 128 && c.num_warps == 8).map(GemmPath::Tuned).collect();
-    assert!(configs.len() >= 3, "the default build compiles 128x128, 128x192 and 128x256");
+    let configs: Vec<KernelConfig> = be.candidate_configs().into_iter().filter(|c| c.block_m == 128 && c.num_warps == 8).collect();
+    let with_f16: Vec<GemmPath> = configs.iter().filter(|c| has_f16(c)).cloned().map(GemmPath::Tuned).collect();
+    assert!(with_f16.len() >= 3, "the default build compiles 128x128, 128x192 and 128x256, fp16 C included");
+    let all: Vec<GemmPath> = configs.into_iter().map(GemmPath::Tuned).collect();
     for (i, (k, out)) in [(1280usize, OutDtype::Bf16), (1536, OutDtype::Bf16), (128, OutDtype::Bf16), (1280, OutDtype::F16)].into_iter().enumerate() {
         let q = random_quantized_problem_with(2100, 2400, k, FN, ScaleLayout::RowMajor, (128, 128), out, 950 + i as u64);
-        check_gemm(&be, &q, out, &configs);
+        check_gemm(&be, &q, out, if out == OutDtype::Bf16 { &all } else { &with_f16 });
     }
 }
 
@@ -431,8 +438,9 @@ fn every_compiled_config_is_correct() {
     }
     // fp16 C from the normal TMA tiles (one consumer warpgroup per 64 rows), which store 16-bit
     // C by TMA where they have a C buffer (N = 200, 328, 576: rows on 16 bytes; N = 129: the
-    // warps store it).
-    let normal: Vec<GemmPath> = configs.iter().filter(|c| kernels::body(c) == Some("tma")).cloned().map(GemmPath::Tuned).collect();
+    // warps store it). Every tile the default build compiles has fp16 C; the tuning build's
+    // extra tiles have bf16 C only.
+    let normal: Vec<GemmPath> = configs.iter().filter(|c| kernels::body(c) == Some("tma") && has_f16(c)).cloned().map(GemmPath::Tuned).collect();
     assert!(normal.iter().any(|p| matches!(p, GemmPath::Tuned(c) if c.block_m == 64)) && normal.iter().any(|p| matches!(p, GemmPath::Tuned(c) if c.block_m == 128)));
     for q in &problems[..5] {
         check_gemm(&be, q, OutDtype::F16, &normal);
