@@ -115,9 +115,14 @@ impl Tile {
     fn smem_with_c_buffer(&self, body: Body) -> u32 {
         self.c_buffer_end(self.smem_before_c(body))
     }
-    /// The end of a C buffer placed after `end` (TmaTile::c_buffer_fits).
+    /// The end of a C buffer placed after `end`.
     fn c_buffer_end(&self, end: u32) -> u32 {
         end.div_ceil(1024) * 1024 + self.bm * self.bn * 2
+    }
+    /// Whether a C buffer placed after `end` still fits the shared memory, with the launch's
+    /// 1024 bytes of alignment slack (TmaTile::c_buffer_fits).
+    fn c_buffer_fits(&self, end: u32) -> bool {
+        self.c_buffer_end(end) + 1024 <= MAX_SMEM
     }
     /// Whether a stage's activation scales may come by TMA (TmaTile::AS_TMA): the two-consumer
     /// normal tiles.
@@ -131,7 +136,7 @@ impl Tile {
         if !(self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && self.cluster == 1) {
             return false;
         }
-        self.c_buffer_end(self.slabs_end(self.ring_end(body))) + 1024 <= MAX_SMEM
+        self.c_buffer_fits(self.slabs_end(self.ring_end(body)))
     }
     /// Columns per TMA store box of C (TmaTile::C_BOX) on the tiles that store C by TMA from a
     /// buffer of their own (TmaTile::C_TMA: normal tiles where the buffer fits the shared
@@ -140,7 +145,7 @@ impl Tile {
         if body != (Body::Tma { swap: false }) {
             return 0;
         }
-        let fits = self.smem_with_c_buffer(body) + 1024 <= MAX_SMEM;
+        let fits = self.c_buffer_fits(self.smem_before_c(body));
         match (fits, self.bn % 64, self.bn % 32) {
             (false, _, _) => 0,
             (true, 0, _) => 64,
