@@ -384,7 +384,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // push out the activations every CTA reads (H200: 0.8-7.5% at M = 1-16). The normal
             // 64-row tiles measured -6% to +3% that way (64x32 slower even with more rows of
             // tiles), so they load as before.
-            const bool stream_b = T::SWAP && CL == 1 && num_pid_m == 1;
+            // (Swapped tiles are never clustered, and the hint sits on the CL == 1 load.)
+            const bool stream_b = T::SWAP && num_pid_m == 1;
             uint64_t policy_b = 0;
             if constexpr (T::SWAP) policy_b = policy_evict_first();
             uint32_t g = 0;
