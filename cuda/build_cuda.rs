@@ -37,8 +37,11 @@ struct Tile {
     bn: u32,
     warps: u32,
     stages: u32,
-    /// CTAs per cluster: 2 pairs vertically adjacent TMA tiles that multicast one weight tile.
+    /// CTAs per cluster: 2 pairs vertically adjacent TMA tiles that multicast one weight tile,
+    /// or with `splits_k` splits each tile's K range.
     cluster: u32,
+    /// The cluster's CTAs split each tile's K range and add their sums on chip (TmaTile::KS).
+    splits_k: bool,
 }
 
 /// Which kernel body a tile compiles to.
@@ -52,7 +55,11 @@ enum Body {
 
 impl Tile {
     fn tag(&self) -> String {
-        let c = if self.cluster > 1 { format!("c{}", self.cluster) } else { String::new() };
+        let c = match (self.cluster, self.splits_k) {
+            (1, _) => String::new(),
+            (c, false) => format!("c{c}"),
+            (c, true) => format!("c{c}k"),
+        };
         format!("m{}n{}w{}s{}{c}", self.bm, self.bn, self.warps, self.stages)
     }
     /// The TMA body: one consumer warpgroup (4 warps) per 64 rows of the wgmma M side, BN 64 or
@@ -88,10 +95,12 @@ impl Tile {
             }
         }
     }
-    /// TMA: shared memory below the C buffer (TmaTile::SLAB_END).
+    /// TMA: shared memory below the C buffer (TmaTile::X_END): the ring, the slabs, and on
+    /// K-split pairs two barriers and the peer's BM x BN fp32 sums.
     fn smem_before_c(&self, body: Body) -> u32 {
         let end = self.ring_end(body);
-        if self.scale_slab(body) { self.slabs_end(end) } else { end }
+        let end = if self.scale_slab(body) { self.slabs_end(end) } else { end };
+        if self.splits_k { end.div_ceil(16) * 16 + 16 + self.bm * self.bn * 4 } else { end }
     }
     /// TMA: the end of the ring, its scales, barriers and (swapped tiles) C staging (TmaTile::C_END).
     fn ring_end(&self, body: Body) -> u32 {
@@ -133,7 +142,7 @@ impl Tile {
     /// one-consumer normal tiles of 8+ stages, unclustered, whose ring leaves room for the slabs
     /// and a C buffer.
     fn scale_slab(&self, body: Body) -> bool {
-        if !(self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && self.cluster == 1) {
+        if !(self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && (self.cluster == 1 || self.splits_k)) {
             return false;
         }
         self.c_buffer_fits(self.slabs_end(self.ring_end(body)))
@@ -199,6 +208,9 @@ fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
     if t.cluster != 1 && !(t.cluster == 2 && body == (Body::Tma { swap: false }) && t.bn % 16 == 0) {
         return Some(format!("cluster of {} (only 2, on the unswapped TMA tiles of sm_90a)", t.cluster));
     }
+    if t.splits_k && !(t.cluster == 2 && t.warps == 4 && body == (Body::Tma { swap: false })) {
+        return Some("a K-split cluster (only pairs of one-consumer unswapped TMA tiles, BLOCK_SIZE_M=64 num_warps=4)".into());
+    }
     if t.warps != 4 && t.warps != 8 {
         return Some(format!("num_warps={} (needs 4 or 8)", t.warps));
     }
@@ -226,7 +238,7 @@ fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
 }
 
 fn tiles(list: &[(u32, u32, u32, u32)]) -> Vec<Tile> {
-    list.iter().map(|&(bm, bn, warps, stages)| Tile { bm, bn, warps, stages, cluster: 1 }).collect()
+    list.iter().map(|&(bm, bn, warps, stages)| Tile { bm, bn, warps, stages, cluster: 1, splits_k: false }).collect()
 }
 
 /// Compiled for every build: the kernel default, the per-M heuristic tiles, and the mma.sync
@@ -247,16 +259,21 @@ fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
         for bn in [32, 64, 128, 144, 192, 256] {
             for warps in [4, 8] {
                 for stages in [3, 4, 5, 6, 8, 12] {
-                    let t = Tile { bm, bn, warps, stages, cluster: 1 };
+                    let t = Tile { bm, bn, warps, stages, cluster: 1, splits_k: false };
                     let tma = matches!(t.body(true), Body::Tma { .. });
                     // 144, 192 and 256 exist only on the TMA body.
                     let wanted = if wgmma_build { tma } else { bn <= 128 };
                     if wanted && tile_problem(&t, wgmma_build).is_none() {
                         out.push(t);
-                        // Large-M tiles also in clusters of two (weight tile multicast).
+                        // Large-M tiles also in clusters of two (weight tile multicast), the
+                        // one-consumer 64-row tiles in pairs that split K.
                         let pair = Tile { cluster: 2, ..t };
                         if bm == 128 && tile_problem(&pair, wgmma_build).is_none() {
                             out.push(pair);
+                        }
+                        let k_pair = Tile { cluster: 2, splits_k: true, ..t };
+                        if bm == 64 && warps == 4 && tile_problem(&k_pair, wgmma_build).is_none() {
+                            out.push(k_pair);
                         }
                     }
                 }
@@ -295,7 +312,8 @@ fn shipped_tiles(report: &mut String, wgmma_build: bool) -> Vec<Tile> {
                 continue;
             };
             let cluster = entry.get("blockfp8_cluster").and_then(|v| v.as_u64()).unwrap_or(1).min(u32::MAX as u64) as u32;
-            let t = Tile { bm, bn, warps, stages: get("num_stages").unwrap_or(2), cluster };
+            let splits_k = entry.get("blockfp8_cluster_splits_k").and_then(|v| v.as_bool()) == Some(true);
+            let t = Tile { bm, bn, warps, stages: get("num_stages").unwrap_or(2), cluster, splits_k };
             let problem = if bk != 128 { Some(format!("BLOCK_SIZE_K={bk} (needs 128)")) } else { tile_problem(&t, wgmma_build) };
             match problem {
                 None => out.push(t),
@@ -461,25 +479,23 @@ pub fn build(out_dir: &Path) {
             // The launch's dynamic shared memory is this mirror of TmaTile::SMEM: a mismatch
             // stops the build rather than corrupting shared memory (once per tile: the size
             // does not depend on the output type).
+            let tt = format!("bfp8::TmaTile<{}, {}, {}, {}, {}, {}>", t.bm, t.bn, t.warps, t.stages, t.cluster, t.splits_k);
+            let _ = writeln!(parts[part], "static_assert({tt}::SMEM + 1024 == {}, \"cuda/build_cuda.rs Tile::smem mirrors TmaTile::SMEM\");", t.smem(body));
             let _ = writeln!(
                 parts[part],
-                "static_assert(bfp8::TmaTile<{}, {}, {}, {}, {}>::SMEM + 1024 == {}, \"cuda/build_cuda.rs Tile::smem mirrors TmaTile::SMEM\");",
-                t.bm, t.bn, t.warps, t.stages, t.cluster, t.smem(body)
+                "static_assert(({tt}::C_TMA ? {tt}::C_BOX : 0) == {}, \"cuda/build_cuda.rs Tile::c_box mirrors TmaTile::C_TMA / C_BOX\");",
+                t.c_box(body)
             );
             let _ = writeln!(
                 parts[part],
-                "static_assert((bfp8::TmaTile<{0}, {1}, {2}, {3}, {4}>::C_TMA ? bfp8::TmaTile<{0}, {1}, {2}, {3}, {4}>::C_BOX : 0) == {5}, \"cuda/build_cuda.rs Tile::c_box mirrors TmaTile::C_TMA / C_BOX\");",
-                t.bm, t.bn, t.warps, t.stages, t.cluster, t.c_box(body)
+                "static_assert({tt}::AS_TMA == {} && {tt}::AS_SLAB == {}, \"cuda/build_cuda.rs Tile::scale_tma / scale_slab mirror TmaTile::AS_TMA / AS_SLAB\");",
+                t.scale_tma(body),
+                t.scale_slab(body)
             );
             let _ = writeln!(
                 parts[part],
-                "static_assert(bfp8::TmaTile<{0}, {1}, {2}, {3}, {4}>::AS_TMA == {5} && bfp8::TmaTile<{0}, {1}, {2}, {3}, {4}>::AS_SLAB == {6}, \"cuda/build_cuda.rs Tile::scale_tma / scale_slab mirror TmaTile::AS_TMA / AS_SLAB\");",
-                t.bm, t.bn, t.warps, t.stages, t.cluster, t.scale_tma(body), t.scale_slab(body)
-            );
-            let _ = writeln!(
-                parts[part],
-                "static_assert(bfp8::TmaTile<{}, {}, {}, {}, {}>::SLAB_KB == {}, \"cuda/launch_abi.rs SCALE_SLAB_K_BLOCKS mirrors TmaTile::SLAB_KB\");",
-                t.bm, t.bn, t.warps, t.stages, t.cluster, launch_abi::SCALE_SLAB_K_BLOCKS
+                "static_assert({tt}::SLAB_KB == {}, \"cuda/launch_abi.rs SCALE_SLAB_K_BLOCKS mirrors TmaTile::SLAB_KB\");",
+                launch_abi::SCALE_SLAB_K_BLOCKS
             );
         }
         for out in outs {
@@ -488,10 +504,11 @@ pub fn build(out_dir: &Path) {
                 "f16" => "__half",
                 _ => "float",
             };
-            let line = match (body, t.cluster) {
-                (Body::Mma, _) => format!("BLOCKFP8_GEMM_INSTANCE_T({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
-                (_, 1) => format!("BLOCKFP8_GEMM_TMA_INSTANCE_T({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
-                (_, c) => format!("BLOCKFP8_GEMM_TMA_CLUSTER_INSTANCE_T({}, {}, {}, {}, {c}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
+            let line = match (body, t.cluster, t.splits_k) {
+                (Body::Mma, _, _) => format!("BLOCKFP8_GEMM_INSTANCE_T({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
+                (_, 1, _) => format!("BLOCKFP8_GEMM_TMA_INSTANCE_T({}, {}, {}, {}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
+                (_, c, false) => format!("BLOCKFP8_GEMM_TMA_CLUSTER_INSTANCE_T({}, {}, {}, {}, {c}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
+                (_, c, true) => format!("BLOCKFP8_GEMM_TMA_KSPLIT_INSTANCE_T({}, {}, {}, {}, {c}, {out}, {ty})", t.bm, t.bn, t.warps, t.stages),
             };
             let _ = writeln!(parts[part], "{line}");
             let body_name = match body {
@@ -501,8 +518,8 @@ pub fn build(out_dir: &Path) {
             };
             let _ = writeln!(
                 table,
-                "    GemmInstance {{ block_m: {}, block_n: {}, num_warps: {}, num_stages: {}, cluster: {}, out: {out:?}, module: \"gemm_block_fp8_{part}\", symbol: \"sm90_gemm_block_fp8_{}_{out}\", smem_bytes: {}, threads: {}, body: {body_name:?}, c_box: {}, scale_tma: {}, scale_slab: {} }},",
-                t.bm, t.bn, t.warps, t.stages, t.cluster, t.tag(), t.smem(body), t.threads(body), t.c_box(body), t.scale_tma(body), t.scale_slab(body)
+                "    GemmInstance {{ block_m: {}, block_n: {}, num_warps: {}, num_stages: {}, cluster: {}, cluster_splits_k: {}, out: {out:?}, module: \"gemm_block_fp8_{part}\", symbol: \"sm90_gemm_block_fp8_{}_{out}\", smem_bytes: {}, threads: {}, body: {body_name:?}, c_box: {}, scale_tma: {}, scale_slab: {} }},",
+                t.bm, t.bn, t.warps, t.stages, t.cluster, t.splits_k, t.tag(), t.smem(body), t.threads(body), t.c_box(body), t.scale_tma(body), t.scale_slab(body)
             );
         }
     }
@@ -562,7 +579,7 @@ pub fn build(out_dir: &Path) {
          /// `scale_tma` whether a stage's activation scales may come by TMA, `scale_slab` whether\n\
          /// a tile's scales may come once per tile (all checked against TmaTile at compile time).\n\
          #[derive(Clone, Copy, Debug, PartialEq, Eq)]\n\
-         pub struct GemmInstance {{ pub block_m: u32, pub block_n: u32, pub num_warps: u32, pub num_stages: u32, pub cluster: u32, pub out: &'static str, pub module: &'static str, pub symbol: &'static str, pub smem_bytes: u32, pub threads: u32, pub body: &'static str, pub c_box: u32, pub scale_tma: bool, pub scale_slab: bool }}\n\
+         pub struct GemmInstance {{ pub block_m: u32, pub block_n: u32, pub num_warps: u32, pub num_stages: u32, pub cluster: u32, pub cluster_splits_k: bool, pub out: &'static str, pub module: &'static str, pub symbol: &'static str, pub smem_bytes: u32, pub threads: u32, pub body: &'static str, pub c_box: u32, pub scale_tma: bool, pub scale_slab: bool }}\n\
          pub static CUBINS: &[CubinImage] = &[\n{cubins}];\n\
          pub static GEMM_INSTANCES: &[GemmInstance] = &[\n{table}];\n\
          /// ptxas -v output of this build.\n\

@@ -131,6 +131,36 @@ __device__ __forceinline__ uint32_t cluster_ctarank() {
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
     return r;
 }
+// This CTA's shared-memory address `addr` as seen in cluster rank `cta`'s shared memory.
+__device__ __forceinline__ uint32_t cluster_map(uint32_t addr, uint32_t cta) {
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(cta));
+    return r;
+}
+// 16 bytes into another CTA's shared memory (`addr` from cluster_map).
+__device__ __forceinline__ void st_cluster_v4(uint32_t addr, float a, float b, float c, float d) {
+    asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+// Arrives on the barrier at offset `bar` in cluster rank `cta`, releasing this thread's
+// earlier shared-memory reads and writes to the cluster.
+__device__ __forceinline__ void mbar_arrive_release_cluster(uint32_t bar, uint32_t cta) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "r"(cta)
+        : "memory");
+}
+// mbar_wait that acquires what the arrivals released at cluster scope.
+__device__ __forceinline__ void mbar_wait_acquire_cluster(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{\n.reg .pred done;\n"
+        "LAB_WAIT:\n"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra LAB_WAIT;\n}\n" ::"r"(bar),
+        "r"(parity)
+        : "memory");
+}
 // Every thread of every CTA in the cluster (release/acquire: barrier inits become visible).
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
@@ -143,12 +173,17 @@ template <int REGS> __device__ __forceinline__ void setmaxnreg_dec() { asm volat
 // CL = cluster size: 2 pairs CTAs on vertically adjacent tiles, which share the weight tile,
 // so each loads half of it and multicasts it to both (a quarter less L2 traffic at 128x128;
 // on the H200 that gained under 1%, so L2 reads do not limit these tiles).
+// KS (with CL = 2, one-consumer normal tiles): the cluster's two CTAs split each tile's K range
+// instead, and the second adds its sums into the first's through distributed shared memory
+// (no workspace, no second launch): half the K blocks per CTA where a tile's K loop, not the
+// SM count, bounds small M.
 // Whether a C buffer of BM x BN 16-bit outputs, 1024-aligned after `end`, still fits the shared
 // memory (with the 1024 bytes of alignment slack the launch adds).
 constexpr bool c_buffer_fits(int end, int bm, int bn) { return (end + 1023) / 1024 * 1024 + bm * bn * 2 + 1024 <= 227 * 1024; }
 
-template <int BM, int BN, int W, int STAGES, int CL = 1>
+template <int BM, int BN, int W, int STAGES, int CL = 1, bool KS = false>
 struct TmaTile {
+    static constexpr int MC = KS ? 1 : CL;  // CTAs sharing one weight tile by multicast
     static constexpr bool SWAP = W != 4 * BM / 64;
     static constexpr int P_ROWS = SWAP ? BN : BM;  // wgmma M side (64 per consumer warpgroup)
     static constexpr int NWAVES = !SWAP && BN == 256 ? 2 : 1;  // wgmma N-side waves per K block
@@ -201,22 +236,28 @@ struct TmaTile {
     static constexpr int AS_SLAB_BYTES = SLAB_KB * BM * 4;
     static constexpr int OFF_BS_SLAB = OFF_SLAB + 2 * AS_SLAB_BYTES;
     static constexpr int SLABS_END = OFF_BS_SLAB + 2 * BS_SLAB * 4;
-    static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && CL == 1 && c_buffer_fits(SLABS_END, BM, BN);
+    static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && MC == 1 && c_buffer_fits(SLABS_END, BM, BN);
     static constexpr int SLAB_END = AS_SLAB ? SLABS_END : C_END;
+    // KS: the second CTA's sums (BM x BN fp32, 16 bytes per consumer thread at a time) and two
+    // barriers: `xfull` (its 128 consumer threads have written them) and `xempty` (the first
+    // CTA's have read them), each used in one CTA of the pair.
+    static constexpr int OFF_XBAR = (SLAB_END + 15) / 16 * 16, OFF_XBUF = OFF_XBAR + 16;
+    static constexpr int X_END = KS ? OFF_XBUF + BM * BN * 4 : SLAB_END;
     // Normal tiles whose ring leaves room for it get a C buffer of their own (BM x BN 16-bit
     // outputs): each warp writes its 16 rows there and stores them by TMA, in boxes of 16 rows
     // x C_BOX columns (swizzled rows of 2 * C_BOX bytes), then goes on to the next tile while
     // the TMA writes (the stores no longer hold up the wgmmas, and fill whole sectors; the
     // one-consumer tiles' fragment stores filled half of each, ncu at 128x4096x7168).
     static constexpr int C_BOX = BN % 64 == 0 ? 64 : BN % 32 == 0 ? 32 : 16;
-    static constexpr int OFF_CBUF = (SLAB_END + 1023) / 1024 * 1024;  // (the swizzle's atom)
-    static constexpr bool C_TMA = !SWAP && c_buffer_fits(SLAB_END, BM, BN);
-    static constexpr int SMEM = C_TMA ? OFF_CBUF + BM * BN * 2 : SLAB_END;
+    static constexpr int OFF_CBUF = (X_END + 1023) / 1024 * 1024;  // (the swizzle's atom)
+    static constexpr bool C_TMA = !SWAP && c_buffer_fits(X_END, BM, BN);
+    static constexpr int SMEM = C_TMA ? OFF_CBUF + BM * BN * 2 : X_END;
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
     static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || ((WN == 144 || WN == 192) && !SWAP && CONSUMERS == 2), "wgmma N");
     static_assert((BN <= 128 && 128 % BN == 0) || BN == 144 || BN == 192 || (BN == 256 && NWAVES == 2 && CONSUMERS == 2),
                   "a BN tile lies inside one weight-scale block, or 144 / 192 wide spans two, or 256 wide covers two in waves");
-    static_assert(CL == 1 || (CL == 2 && !SWAP && BN % 16 == 0), "multicast pairs normal tiles (each CTA loads BN / 2 weight rows)");
+    static_assert(MC == 1 || (MC == 2 && !SWAP && BN % 16 == 0), "multicast pairs normal tiles (each CTA loads BN / 2 weight rows)");
+    static_assert(!KS || (CL == 2 && CONSUMERS == 1 && !SWAP), "K-split pairs of one-consumer normal tiles");
 };
 
 // How a stage's activation scales arrive (the launcher picks by layout and alignment):
@@ -300,12 +341,12 @@ __device__ __forceinline__ void store_one(OutT* C, float* ws, bool split, int M,
 // in grouped order, so CTAs running together share A and B tiles in L2). Producer and consumers walk the same sequence of K blocks, so one running
 // counter `g` gives every K block its ring stage (g % STAGES) and barrier phase; the producer
 // runs ahead into the next tile while the consumers store this one.
-template <int BM, int BN, int W, int STAGES, int CL, typename OutT>
+template <int BM, int BN, int W, int STAGES, int CL, bool KS, typename OutT>
 __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, const TmaDesc* tma_b, const TmaDesc* tma_as, const TmaDesc* tma_c,
                                                         const float* __restrict__ As, const float* __restrict__ Bs, OutT* __restrict__ C,
                                                         float* __restrict__ ws, int M, int N, int K, int as_stride_m, int as_stride_kb,
                                                         int group_m, int splits, int as_load, int c_by_tma) {
-    using T = TmaTile<BM, BN, W, STAGES, CL>;
+    using T = TmaTile<BM, BN, W, STAGES, CL, KS>;
     if constexpr (!T::AS_TMA && !T::AS_SLAB) as_load = AS_CP_ASYNC;  // (the launcher asks only these tiles)
     // Whether this launch's tiles take their scales from per-tile slabs (AS_SLAB; the
     // launcher asks a TMA only when a tile's K range fits the box), and the box's K blocks.
@@ -323,10 +364,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     float* sBS = reinterpret_cast<float*>(smem + T::OFF_BS);
     const uint32_t full0 = s_base + T::OFF_BAR, empty0 = full0 + STAGES * 8;
 
-    // With a cluster, work items are pairs of vertically adjacent tiles (rank r takes the
-    // tile at 2 * pair row + r; one past the last M tile reads zeros and stores nothing).
+    // With a multicast cluster, work items are pairs of vertically adjacent tiles (rank r takes
+    // the tile at 2 * pair row + r; one past the last M tile reads zeros and stores nothing);
+    // with KS, single tiles whose K range rank r splits with its peer.
     const uint32_t rank = CL > 1 ? cluster_ctarank() : 0;
-    const int num_pid_m = (M + BM * CL - 1) / (BM * CL), num_pid_n = (N + BN - 1) / BN;
+    constexpr int MC = T::MC;
+    const int num_pid_m = (M + BM * MC - 1) / (BM * MC), num_pid_n = (N + BN - 1) / BN;
     const int in_group = group_m * num_pid_n;
     const int first_item = blockIdx.x / CL, item_step = gridDim.x / CL;
     const int KB = (K + 127) / 128;
@@ -337,13 +380,19 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         const int tiles = num_pid_m * num_pid_n, tile = w % tiles, part = w / tiles;
         const int first_m = (tile / in_group) * group_m;
         const int group_rows = min(num_pid_m - first_m, group_m);
-        m0 = ((first_m + (tile % in_group) % group_rows) * CL + rank) * BM;
+        m0 = ((first_m + (tile % in_group) % group_rows) * MC + (KS ? 0 : rank)) * BM;
         n0 = ((tile % in_group) / group_rows) * BN;
         // (Divided here rather than once up front: a quotient live across the role split
         // spilled in the 128x256 tile.)
         const int kb_per = (KB + splits - 1) / splits;
         kb_begin = part * kb_per;
         nkb = max(0, min(KB, kb_begin + kb_per) - kb_begin);
+        if constexpr (KS) {
+            // Rank r: the r-th half, rounded up (the second is empty for a 1-block range).
+            const int half = (nkb + 1) / 2;
+            kb_begin += rank * half;
+            nkb = max(0, min(nkb - (int)rank * half, half));
+        }
     };
 
     // Warpgroup and warp indices through __shfl_sync, which ptxas knows to be warp-uniform:
@@ -358,7 +407,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             mbar_init(full0 + 8 * s, bs_bulk ? 1 : 1 + 32);
             // Each consumer warp of every CTA in the cluster releases the stage: the peer's
             // multicast writes this CTA's stage too.
-            mbar_init(empty0 + 8 * s, T::CONSUMERS * 4 * CL);
+            mbar_init(empty0 + 8 * s, T::CONSUMERS * 4 * MC);
+        }
+        if constexpr (KS) {
+            mbar_init(s_base + T::OFF_XBAR, 128);
+            mbar_init(s_base + T::OFF_XBAR + 8, 128);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -384,7 +437,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // push out the activations every CTA reads (H200: 0.8-7.5% at M = 1-16). The normal
             // 64-row tiles measured -6% to +3% that way (64x32 slower even with more rows of
             // tiles), so they load as before.
-            // (Swapped tiles are never clustered, and the hint sits on the CL == 1 load.)
+            // (Swapped tiles are never clustered, and the hint sits on the MC == 1 load.)
             const bool stream_b = T::SWAP && num_pid_m == 1;
             uint64_t policy_b = 0;
             if constexpr (T::SWAP) policy_b = policy_evict_first();
@@ -429,7 +482,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     const uint32_t as_dst = s_base + T::OFF_AS + s * T::AS_BYTES;
                     if (!slab && as_load == AS_TMA_ROWS) tma_load_2d(as_dst, tma_as, full, kb & ~3, m0);
                     else if (!slab && as_load == AS_TMA_COLS) tma_load_2d(as_dst, tma_as, full, m0, kb);
-                    if constexpr (CL == 1) {
+                    if constexpr (MC == 1) {
                         if (stream_b) tma_load_2d_hint(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0, policy_b);
                         else tma_load_2d(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0);
                     } else {
@@ -442,7 +495,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     if (with_slab) load_slabs();
                 }
             }
-            if constexpr (CL > 1) {
+            if constexpr (MC > 1) {
                 // Stay until both CTAs' consumers released the last STAGES loads: the peer's
                 // consumers arrive on this CTA's barriers until then.
                 for (int i = 0; i < STAGES; ++i, ++g)
@@ -498,9 +551,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     auto release_stage = [&](int s) {
         __syncwarp();
         if (lane == 0) {
-            if constexpr (CL == 1) mbar_arrive(empty0 + 8 * s);
+            if constexpr (MC == 1) mbar_arrive(empty0 + 8 * s);
             else
-                for (uint32_t c = 0; c < CL; ++c) mbar_arrive_cluster(empty0 + 8 * s, c);
+                for (uint32_t c = 0; c < MC; ++c) mbar_arrive_cluster(empty0 + 8 * s, c);
         }
     };
     // wgmma descriptors of ring stage 0: P is the wgmma M side (this warpgroup's 64 rows), Q
@@ -760,11 +813,14 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     };
     auto no_hook = [] {};
     int tile_n = 0;  // tiles with K blocks so far (the slab parity, as the producer counts)
+    uint32_t exchanges = 0;  // (KS) tiles whose sums the pair has added so far
     for (int w = first_item; w < work; w += item_step) {
         int m0, n0, kb_begin, nkb;
         item(w, m0, n0, kb_begin, nkb);
-        if (nkb == 0) continue;
-        if (slab) {
+        // (KS: a part without K blocks still adds its zeros, so that the pair stays in step.)
+        const bool no_blocks = nkb == 0;
+        if (no_blocks && !KS) continue;
+        if (slab && !no_blocks) {
             const int buf = tile_n++ & 1;
             slab_as = reinterpret_cast<const float*>(smem + T::OFF_SLAB + buf * T::AS_SLAB_BYTES);
             slab_bs = reinterpret_cast<const float*>(smem + T::OFF_BS_SLAB + buf * T::BS_SLAB * 4);
@@ -779,7 +835,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // keeps until then; split K adds fp32 into the workspace directly.
         const bool staged = STAGE_C && !split && !c_tma;
         float raw[NRAW];
-        if constexpr (AHEAD) {
+        if (no_blocks) {
+        } else if constexpr (AHEAD) {
             // One K block: its waves in turn, the next block waited for and its scales read
             // after the last wave's wgmmas, the stage released after the last wave. (After
             // the first wave instead, a late next block held up the second wave, which does
@@ -858,6 +915,36 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
         }
         g += nkb;
+
+        if constexpr (KS) {
+            // Rank 1's sums go into rank 0's exchange buffer (16 bytes per thread at a time,
+            // consecutive threads adjacent), and rank 0 adds them and stores C. The buffer is
+            // rewritten once rank 0 has read it (xempty, not awaited before the first tile's);
+            // rank 0 signals that only when a next tile follows, so that no arrival reaches
+            // a CTA that has left.
+            const uint32_t xfull = s_base + T::OFF_XBAR, xempty = xfull + 8;
+            const uint32_t xbuf = s_base + T::OFF_XBUF + tid * 16;
+            if (rank != 0) {
+                if (exchanges > 0) mbar_wait_acquire_cluster(xempty, (exchanges - 1) & 1);
+                const uint32_t remote = cluster_map(xbuf, 0);
+#pragma unroll
+                for (int i = 0; i < RT / 4; ++i) st_cluster_v4(remote + i * 128 * 16, total[4 * i], total[4 * i + 1], total[4 * i + 2], total[4 * i + 3]);
+                mbar_arrive_release_cluster(xfull, 0);
+                ++exchanges;
+                continue;
+            }
+            mbar_wait_acquire_cluster(xfull, exchanges & 1);
+#pragma unroll
+            for (int i = 0; i < RT / 4; ++i) {
+                const float4 v = *reinterpret_cast<const float4*>(smem + T::OFF_XBUF + (i * 128 + tid) * 16);
+                total[4 * i] += v.x;
+                total[4 * i + 1] += v.y;
+                total[4 * i + 2] += v.z;
+                total[4 * i + 3] += v.w;
+            }
+            if (w + item_step < work) mbar_arrive_release_cluster(xempty, 1);
+            ++exchanges;
+        }
 
         if constexpr (TMA_C) if (c_tma) {
             if constexpr (DEFER_C) {
@@ -946,27 +1033,31 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 // TMA, tma_c (C in boxes of 16 rows x TmaTile::C_BOX columns) only when c_by_tma != 0 on a
 // TmaTile::C_TMA tile with 16-bit C and no split;
 // grid (min(tiles * splits, SMs * CTAs per SM)) persistent CTAs, or with clusters CL times
-// min(tile pairs * splits, resident clusters); ws as for the mma.sync body.
+// min(tile pairs * splits, resident clusters) (KS: min(tiles, resident clusters), splits = 1);
+// ws as for the mma.sync body.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T) \
-    bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, CL, OUT_T>(&tma_a, &tma_b, &tma_as, &tma_c, as, bs, c, ws, M, N, K, as_stride_m, \
+#define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, KS, OUT_T) \
+    bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, CL, KS, OUT_T>(&tma_a, &tma_b, &tma_as, &tma_c, as, bs, c, ws, M, N, K, as_stride_m, \
                                                         as_stride_kb, group_m, splits, as_load, c_by_tma);
 #else
-#define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T) __trap();
+#define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, KS, OUT_T) __trap();
 #endif
 // One TMA GEMM entry point; CL > 1 fixes the cluster shape at compile time (__cluster_dims__),
 // so a plain launch forms the clusters and the grid only needs to be a multiple of CL.
-#define BLOCKFP8_GEMM_TMA_KERNEL(NAME, BM, BN, W, S, CL, OUT_T, ...)                                                      \
-    extern "C" __global__ void __launch_bounds__(bfp8::TmaTile<BM, BN, W, S, CL>::THREADS, 1) __VA_ARGS__ NAME(            \
+#define BLOCKFP8_GEMM_TMA_KERNEL(NAME, BM, BN, W, S, CL, KS, OUT_T, ...)                                                  \
+    extern "C" __global__ void __launch_bounds__(bfp8::TmaTile<BM, BN, W, S, CL, KS>::THREADS, 1) __VA_ARGS__ NAME(        \
         const __grid_constant__ bfp8::TmaDesc tma_a, const __grid_constant__ bfp8::TmaDesc tma_b,                        \
         const __grid_constant__ bfp8::TmaDesc tma_as, const __grid_constant__ bfp8::TmaDesc tma_c, const float* as,     \
         const float* bs, OUT_T* c, float* ws, int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m,      \
         int splits, int as_load, int c_by_tma) {                                                                        \
-        static_assert(bfp8::TmaTile<BM, BN, W, S, CL>::CONSUMERS * 4 == W, "num_warps = 4 per consumer warpgroup");     \
-        BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, OUT_T)                                                                        \
+        static_assert(bfp8::TmaTile<BM, BN, W, S, CL, KS>::CONSUMERS * 4 == W, "num_warps = 4 per consumer warpgroup"); \
+        BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, KS, OUT_T)                                                                    \
     }
 #define BLOCKFP8_GEMM_TMA_INSTANCE_T(BM, BN, W, S, TAG, OUT_T) \
-    BLOCKFP8_GEMM_TMA_KERNEL(sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##_##TAG, BM, BN, W, S, 1, OUT_T)
+    BLOCKFP8_GEMM_TMA_KERNEL(sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##_##TAG, BM, BN, W, S, 1, false, OUT_T)
 // sm90_gemm_block_fp8_m{BM}n{BN}w{W}s{S}c{CL}_{out}: the same tile in clusters of CL CTAs.
 #define BLOCKFP8_GEMM_TMA_CLUSTER_INSTANCE_T(BM, BN, W, S, CL, TAG, OUT_T) \
-    BLOCKFP8_GEMM_TMA_KERNEL(sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##c##CL##_##TAG, BM, BN, W, S, CL, OUT_T, __cluster_dims__(CL, 1, 1))
+    BLOCKFP8_GEMM_TMA_KERNEL(sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##c##CL##_##TAG, BM, BN, W, S, CL, false, OUT_T, __cluster_dims__(CL, 1, 1))
+// sm90_gemm_block_fp8_m{BM}n{BN}w{W}s{S}c{CL}k_{out}: clusters of CL CTAs that split each tile's K range (KS).
+#define BLOCKFP8_GEMM_TMA_KSPLIT_INSTANCE_T(BM, BN, W, S, CL, TAG, OUT_T) \
+    BLOCKFP8_GEMM_TMA_KERNEL(sm90_gemm_block_fp8_m##BM##n##BN##w##W##s##S##c##CL##k_##TAG, BM, BN, W, S, CL, true, OUT_T, __cluster_dims__(CL, 1, 1))

@@ -262,7 +262,17 @@ fn malformed_files_are_rejected_with_reasons() {
     assert_eq!((cfg.cluster(), cfg.short().as_str()), (2, "m16n64k128g1w4c2"));
     assert!(cfg.is_blockfp8_only());
     let (_, plain) = ConfigTable::parse(&format!("{{\"1\": {OK}}}")).unwrap().nearest(1).map(|(m, c)| (m, c.clone())).unwrap();
-    assert_eq!((plain.cluster(), plain.is_blockfp8_only()), (1, false));
+    assert_eq!((plain.cluster(), plain.cluster_splits_k(), plain.is_blockfp8_only()), (1, false, false));
+    // K-split pairs: a boolean, only with a cluster of two, and no workspace split besides.
+    let entry = |extra: &str| format!("{{\"1\": {{\"BLOCK_SIZE_M\": 64, \"BLOCK_SIZE_N\": 64, \"BLOCK_SIZE_K\": 128, \"GROUP_SIZE_M\": 8, \"num_warps\": 4, \"num_stages\": 8, {extra}}}}}");
+    let t = ConfigTable::parse(&entry("\"blockfp8_cluster\": 2, \"blockfp8_cluster_splits_k\": true")).unwrap();
+    let (_, pair) = t.nearest(1).unwrap();
+    assert_eq!((pair.cluster(), pair.cluster_splits_k(), pair.short().as_str(), pair.is_blockfp8_only()), (2, true, "m64n64k128g8w4s8c2k", true));
+    assert!(ConfigTable::parse(&entry("\"blockfp8_cluster\": 2, \"blockfp8_cluster_splits_k\": true, \"SPLIT_K\": 1")).is_ok());
+    assert!(!ConfigTable::parse(&entry("\"blockfp8_cluster\": 2, \"blockfp8_cluster_splits_k\": false")).unwrap().nearest(1).unwrap().1.cluster_splits_k());
+    rejects(&entry("\"blockfp8_cluster_splits_k\": true"), "needs blockfp8_cluster = 2");
+    rejects(&entry("\"blockfp8_cluster\": 2, \"blockfp8_cluster_splits_k\": 1"), "not true or false");
+    rejects(&entry("\"blockfp8_cluster\": 2, \"blockfp8_cluster_splits_k\": true, \"SPLIT_K\": 2"), "no workspace split besides");
     // BLOCK_SIZE_N = 144 and 192 (CUDA's 128x144 and 128x192 tiles) are the non-powers of two a
     // file may hold; vLLM cannot run them, so they mark the entry as blockfp8's like the keys above.
     for n in [144, 192] {

@@ -453,12 +453,44 @@ fn every_compiled_config_is_correct() {
     let splits_of = |c: &KernelConfig| [3u32, 4].map(|s| GemmPath::Tuned(kernels::with_split_k(c, s)));
     let split_paths: Vec<GemmPath> = split_cfgs.iter().flat_map(splits_of).collect();
     // Clusters (tuning builds; bf16 only there) with split K too.
-    let cluster_paths: Vec<GemmPath> = configs.iter().filter(|c| c.cluster() > 1).take(2).flat_map(splits_of).collect();
+    let cluster_paths: Vec<GemmPath> = configs.iter().filter(|c| c.cluster() > 1 && !c.cluster_splits_k()).take(2).flat_map(splits_of).collect();
     for q in &problems {
         for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
             check_gemm(&be, q, out, &split_paths);
         }
         check_gemm(&be, q, OutDtype::Bf16, &cluster_paths);
+    }
+}
+
+/// Pairs of CTAs that split each tile's K range and add the second's sums into the first's
+/// through distributed shared memory (`blockfp8_cluster_splits_k`).
+#[test]
+#[ignore = "needs an NVIDIA GPU (run with --include-ignored on a GPU machine)"]
+fn k_split_pairs_match_reference() {
+    let be = gpu();
+    let configs: Vec<KernelConfig> = be.candidate_configs().into_iter().filter(|c| c.cluster_splits_k()).collect();
+    assert!(!configs.is_empty(), "the build compiles K-split pairs (shipped configs name them; the tuning build has them all)");
+    for c in &configs {
+        assert_eq!(kernels::split_k(c, &bf16_shape(64, 128, 7168), 132), 1, "{}: a pair takes no workspace split besides", c.short());
+    }
+    // K = 128: the second CTA has no K block and adds zeros; K = 2304 (18 blocks) and 1152
+    // (9: halves of 5 and 4, the second starting mid-box for row-major slabs); M = 600 N = 1100:
+    // more tiles than pairs, so that a pair's second tile waits for its exchange buffer; partial
+    // tiles on both sides; column-major scales (M = 200 padded to a 16-byte pitch).
+    let cases = [
+        (64, 4096, 2304, ScaleLayout::RowMajor, OutDtype::Bf16),
+        (77, 200, 128, ScaleLayout::RowMajor, OutDtype::Bf16),
+        (130, 328, 1152, ScaleLayout::RowMajor, OutDtype::Bf16),
+        (600, 1100, 1024, ScaleLayout::RowMajor, OutDtype::Bf16),
+        (200, 2400, 2304, ScaleLayout::ColumnMajor, OutDtype::Bf16),
+        (130, 328, 1152, ScaleLayout::RowMajor, OutDtype::F16),
+        (130, 328, 1152, ScaleLayout::RowMajor, OutDtype::F32),
+    ];
+    for (i, &(m, n, k, layout, out)) in cases.iter().enumerate() {
+        let q = random_quantized_problem_with(m, n, k, FN, layout, (128, 128), out, 970 + i as u64);
+        let paths: Vec<GemmPath> = configs.iter().filter(|c| kernels::find_gemm(c, out).is_ok()).cloned().map(GemmPath::Tuned).collect();
+        assert!(!paths.is_empty() || out != OutDtype::Bf16);
+        check_gemm(&be, &q, out, &paths);
     }
 }
 

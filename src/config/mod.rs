@@ -21,6 +21,11 @@ pub const PATH_KEY: &str = "blockfp8_path";
 /// the key like `PATH_KEY`, so `tune --vllm-compatible` never picks such a candidate.
 pub const CLUSTER_KEY: &str = "blockfp8_cluster";
 
+/// Key in an entry (`true`) making a cluster's CTAs split each tile's K range and add their
+/// sums on chip, instead of sharing the weight tile (CUDA: `CLUSTER_KEY` = 2 on the one-consumer
+/// 64-row tiles; no workspace and no second launch, unlike `SPLIT_K_KEY`). Absent means false.
+pub const CLUSTER_SPLITS_K_KEY: &str = "blockfp8_cluster_splits_k";
+
 /// The BLOCK_SIZE_N values that are not powers of two which files may hold: CUDA's 128x144 and
 /// 128x192 tiles (two warpgroups of 64x144 / 64x192; 192 the widest accumulators the registers
 /// take). Only blockfp8 runs them, so like the keys above they keep a file from vLLM
@@ -102,11 +107,16 @@ impl KernelConfig {
         self.extra.get(CLUSTER_KEY).and_then(|v| v.as_u64()).map_or(1, |v| v.min(u32::MAX as u64) as u32)
     }
 
+    /// Whether the cluster's CTAs split each tile's K range (`CLUSTER_SPLITS_K_KEY`).
+    pub fn cluster_splits_k(&self) -> bool {
+        self.extra.get(CLUSTER_SPLITS_K_KEY).and_then(|v| v.as_bool()) == Some(true)
+    }
+
     /// Whether only blockfp8 can run the entry: it carries keys only blockfp8 reads (vLLM's
     /// launcher rejects them), or one of `WIDE_BLOCK_NS`, which vLLM's Triton kernel cannot run
     /// (its tiles are powers of two).
     pub fn is_blockfp8_only(&self) -> bool {
-        WIDE_BLOCK_NS.contains(&self.block_n) || [PATH_KEY, CLUSTER_KEY, SPLIT_K_KEY, SOURCE_KEY, PREDICTED_FOR_KEY].iter().any(|k| self.extra.contains_key(*k))
+        WIDE_BLOCK_NS.contains(&self.block_n) || [PATH_KEY, CLUSTER_KEY, CLUSTER_SPLITS_K_KEY, SPLIT_K_KEY, SOURCE_KEY, PREDICTED_FOR_KEY].iter().any(|k| self.extra.contains_key(*k))
     }
 
     /// Whether a model chose this entry (`SOURCE_KEY` = "predicted") rather than a measurement.
@@ -141,6 +151,9 @@ impl KernelConfig {
         }
         if self.cluster() != 1 {
             s += &format!("c{}", self.cluster());
+            if self.cluster_splits_k() {
+                s += "k";
+            }
         }
         s
     }

@@ -177,6 +177,17 @@ impl KernelConfig {
                 return Err(format!("{} = {c} is not 1 or 2", super::CLUSTER_KEY));
             }
         }
+        if let Some(v) = self.extra.get(super::CLUSTER_SPLITS_K_KEY) {
+            if !v.is_boolean() {
+                return Err(format!("{} = {v} is not true or false", super::CLUSTER_SPLITS_K_KEY));
+            }
+            if self.cluster_splits_k() && self.cluster() != 2 {
+                return Err(format!("{} = true needs {} = 2 (the pair that splits each tile's K range)", super::CLUSTER_SPLITS_K_KEY, super::CLUSTER_KEY));
+            }
+            if self.cluster_splits_k() && self.extra.get(super::SPLIT_K_KEY).is_some_and(|s| s.as_u64() != Some(1)) {
+                return Err(format!("{} = true with {} = {}: the pair's K split takes no workspace split besides", super::CLUSTER_SPLITS_K_KEY, super::SPLIT_K_KEY, self.extra[super::SPLIT_K_KEY]));
+            }
+        }
         if let Some(v) = self.extra.get(super::SOURCE_KEY) {
             if v.as_str() != Some(super::SOURCE_PREDICTED) {
                 return Err(format!("{} = {v} is not {:?}", super::SOURCE_KEY, super::SOURCE_PREDICTED));

@@ -103,12 +103,16 @@ impl GemmLaunch for KernelLaunch {
             // SAFETY: matches gemm_block_fp8_body's parameters; the plan checked the buffers.
             self.gpu.launch_on(&self.function, grid, (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
         } else {
-            // In a cluster each CTA loads its share of the weight tile (and multicasts it).
+            // In a multicast cluster each CTA loads its share of the weight tile (and multicasts
+            // it); a pair that splits K loads whole tiles of its half of the K range.
             let cluster = inst.cluster.max(1);
+            let multicast = if inst.cluster_splits_k { 1 } else { cluster };
             // Scale TMAs: per stage on the two-consumer normal tiles (TmaTile::AS_TMA), per tile
             // on the one-consumer deep rings when a tile's K range fits the box (AS_SLAB).
             let layout_load = kernels::scale_load(as_, s.m, s.k_blocks(), d.a_scale_strides);
-            let slab_k_blocks = if inst.scale_slab { kernels::scale_slab_k_blocks(layout_load, s.k_blocks(), splits as usize) } else { None };
+            // (A K-split pair's CTAs each take half of a split's range.)
+            let parts = splits as usize * if inst.cluster_splits_k { 2 } else { 1 };
+            let slab_k_blocks = if inst.scale_slab { kernels::scale_slab_k_blocks(layout_load, s.k_blocks(), parts) } else { None };
             let load = if inst.scale_tma || slab_k_blocks.is_some() { layout_load } else { kernels::ScaleLoad::CpAsync };
             let scale_box = match (load, slab_k_blocks) {
                 (kernels::ScaleLoad::TmaRows, None) => [4, inst.block_m],
@@ -133,16 +137,16 @@ impl GemmLaunch for KernelLaunch {
                     None => unsafe { std::mem::zeroed() },
                 };
                 let tma_a = cached_map(&mut maps.a, (a, s.m), || tensor_map_fp8(a, s.m, s.k, inst.block_m))?;
-                let tma_b = cached_map(&mut maps.b, (b, s.n), || tensor_map_fp8(b, s.n, s.k, inst.block_n / cluster))?;
+                let tma_b = cached_map(&mut maps.b, (b, s.n), || tensor_map_fp8(b, s.n, s.k, inst.block_n / multicast))?;
                 (tma_a, tma_b, tma_as, tma_c)
             };
             let c_by_tma = c_box.is_some() as i32;
             let load_arg = kernels::scale_load_arg(load, slab_k_blocks, bs, s.k_blocks());
             let split_arg = splits as i32;
             // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
-            // loop over groups of `cluster` vertically adjacent tiles.
+            // loop over groups of `cluster` vertically adjacent tiles (K-split pairs over tiles).
             let ctas = if cluster > 1 {
-                let groups = kernels::tile_groups(inst.block_m, inst.block_n, cluster, &s) as u64 * splits as u64;
+                let groups = kernels::tile_groups(inst.block_m, inst.block_n, multicast, &s) as u64 * splits as u64;
                 (kernels::persistent_ctas(groups, self.resident as u64) * cluster as u64) as u32
             } else {
                 let work = tiles as u64 * splits as u64;

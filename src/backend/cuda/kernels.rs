@@ -1,15 +1,15 @@
 //! The kernels this build embeds (generated index from cuda/build_cuda.rs) and the rules that
 //! map a `KernelConfig` to a compiled GEMM instantiation.
 //!
-//! Symbols: `sm90_gemm_block_fp8_m{BM}n{BN}w{WARPS}s{STAGES}[c2]_{bf16|f16|f32}` (TMA body on
-//! sm_90a with 3+ stages for BM 64/128 with 4 warps per 64 rows, `c2` in clusters of two
-//! (`CLUSTER_KEY`), and swapped for BM 16/32/64 with 4 warps per 64 columns (m64n128w8);
+//! Symbols: `sm90_gemm_block_fp8_m{BM}n{BN}w{WARPS}s{STAGES}[c2|c2k]_{bf16|f16|f32}` (TMA body
+//! on sm_90a with 3+ stages for BM 64/128 with 4 warps per 64 rows, `c2` in clusters of two
+//! (`CLUSTER_KEY`), `c2k` pairs that split each tile's K range (`CLUSTER_SPLITS_K_KEY`), and swapped for BM 16/32/64 with 4 warps per 64 columns (m64n128w8);
 //! mma.sync otherwise),
 //! `sm90_quant_per_token_group_{bf16|f16|f32}_gx{16|8|4}`, `sm90_quant_weight_blocks_{f32|bf16|f16}`,
 //! `sm90_act_scales_to_column_major`.
 //! GROUP_SIZE_M is a kernel argument (it only reorders tiles), not a template parameter.
 
-use crate::config::{KernelConfig, CLUSTER_KEY};
+use crate::config::{KernelConfig, CLUSTER_KEY, CLUSTER_SPLITS_K_KEY};
 use crate::types::{GemmShape, InputDtype, OutDtype};
 
 mod generated {
@@ -155,6 +155,8 @@ pub struct SplitRule {
     block_m: u32,
     block_n: u32,
     cluster: u32,
+    /// The cluster's CTAs split each tile's K range (no workspace split besides).
+    cluster_splits_k: bool,
     wgmma: bool,
     swapped: bool,
 }
@@ -163,11 +165,14 @@ impl SplitRule {
     pub fn new(cfg: &KernelConfig) -> Self {
         let pinned = cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()).map(|v| v.min(u32::MAX as u64) as u32);
         let body = body(cfg);
-        SplitRule { pinned, block_m: cfg.block_m, block_n: cfg.block_n, cluster: cfg.cluster().max(1), wgmma: matches!(body, Some("tma" | "tma_swap")), swapped: body == Some("tma_swap") }
+        SplitRule { pinned, block_m: cfg.block_m, block_n: cfg.block_n, cluster: cfg.cluster().max(1), cluster_splits_k: cfg.cluster_splits_k(), wgmma: matches!(body, Some("tma" | "tma_swap")), swapped: body == Some("tma_swap") }
     }
 
     pub fn splits(&self, shape: &GemmShape, sms: u32) -> u32 {
         let kb = shape.k_blocks() as u32;
+        if self.cluster_splits_k {
+            return 1;
+        }
         if let Some(v) = self.pinned {
             return v.clamp(1, kb.max(1));
         }
@@ -351,7 +356,7 @@ pub fn find_gemm(cfg: &KernelConfig, out: OutDtype) -> Result<&'static GemmInsta
     GEMM_INSTANCES
         .iter()
         .find(|g| {
-            g.block_m == cfg.block_m && g.block_n == cfg.block_n && g.num_warps == cfg.num_warps && g.num_stages == stages && g.cluster == cfg.cluster() && g.out == out.name()
+            g.block_m == cfg.block_m && g.block_n == cfg.block_n && g.num_warps == cfg.num_warps && g.num_stages == stages && g.cluster == cfg.cluster() && g.cluster_splits_k == cfg.cluster_splits_k() && g.out == out.name()
         })
         .ok_or_else(|| {
             format!(
@@ -371,6 +376,9 @@ pub fn candidate_configs() -> Vec<KernelConfig> {
             let mut c = tile_config(g.block_m, g.block_n, g.num_warps, g.num_stages, 8);
             if g.cluster > 1 {
                 c.extra.insert(CLUSTER_KEY.into(), g.cluster.into());
+            }
+            if g.cluster_splits_k {
+                c.extra.insert(CLUSTER_SPLITS_K_KEY.into(), true.into());
             }
             c
         })
