@@ -19,17 +19,17 @@ import shutil
 import subprocess
 import sys
 
-SYMBOL = re.compile(r"^sm90_gemm_block_fp8_m(\d+)n(\d+)w(\d+)s(\d+)(?:c(\d+))?_(bf16|f16|f32)$")
+SYMBOL = re.compile(r"^sm90_gemm_block_fp8_m(\d+)n(\d+)w(\d+)s(\d+)(?:c(\d+)(k)?)?_(bf16|f16|f32)$")
 
 
 def shipped_tiles(configs="configs"):
-    """(bm, bn, warps, stages, cluster) named by kernel entries of the NVIDIA config files."""
+    """(bm, bn, warps, stages, cluster, K-split pair) named by kernel entries of the NVIDIA config files."""
     out = set()
     for f in sorted(glob.glob(os.path.join(configs, "*NVIDIA*.json"))):
         for entry in json.load(open(f)).values():
             if entry.get("blockfp8_path") == "vendor":
                 continue
-            out.add((entry["BLOCK_SIZE_M"], entry["BLOCK_SIZE_N"], entry["num_warps"], entry.get("num_stages", 2), entry.get("blockfp8_cluster", 1)))
+            out.add((entry["BLOCK_SIZE_M"], entry["BLOCK_SIZE_N"], entry["num_warps"], entry.get("num_stages", 2), entry.get("blockfp8_cluster", 1), entry.get("blockfp8_cluster_splits_k", False) is True))
     return out
 
 
@@ -111,11 +111,11 @@ def main():
     for sym in funcs:
         m = SYMBOL.match(sym)
         if m:
-            bm, bn, w, s, cl, dt = m.groups()
-            compiled.setdefault((int(bm), int(bn), int(w), int(s), int(cl or 1)), {})[dt] = sym
+            bm, bn, w, s, cl, ks, dt = m.groups()
+            compiled.setdefault((int(bm), int(bn), int(w), int(s), int(cl or 1), ks == "k"), {})[dt] = sym
     rows, bad = [], []
     for tile in sorted(compiled):
-        name = f"m{tile[0]}n{tile[1]}w{tile[2]}s{tile[3]}" + (f"c{tile[4]}" if tile[4] > 1 else "")
+        name = f"m{tile[0]}n{tile[1]}w{tile[2]}s{tile[3]}" + (f"c{tile[4]}" if tile[4] > 1 else "") + ("k" if tile[5] else "")
         cells = []
         for dt in ("bf16", "f16", "f32"):
             sym = compiled[tile].get(dt)
