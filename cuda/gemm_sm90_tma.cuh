@@ -117,15 +117,6 @@ __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const TmaDes
         "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c_inner), "r"(c_outer), "h"(cta_mask)
         : "memory");
 }
-// Arrives on the barrier at offset `bar` in cluster rank `cta`'s shared memory.
-__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
-    asm volatile(
-        "{\n.reg .b32 remote;\n"
-        "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-        "r"(cta)
-        : "memory");
-}
 __device__ __forceinline__ uint32_t cluster_ctarank() {
     uint32_t r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
@@ -137,6 +128,10 @@ __device__ __forceinline__ uint32_t cluster_map(uint32_t addr, uint32_t cta) {
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(cta));
     return r;
 }
+// Arrives on the barrier at offset `bar` in cluster rank `cta`'s shared memory.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_map(bar, cta)) : "memory");
+}
 // 16 bytes into another CTA's shared memory (`addr` from cluster_map).
 __device__ __forceinline__ void st_cluster_v4(uint32_t addr, float a, float b, float c, float d) {
     asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
@@ -144,12 +139,7 @@ __device__ __forceinline__ void st_cluster_v4(uint32_t addr, float a, float b, f
 // Arrives on the barrier at offset `bar` in cluster rank `cta`, releasing this thread's
 // earlier shared-memory reads and writes to the cluster.
 __device__ __forceinline__ void mbar_arrive_release_cluster(uint32_t bar, uint32_t cta) {
-    asm volatile(
-        "{\n.reg .b32 remote;\n"
-        "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-        "r"(cta)
-        : "memory");
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_map(bar, cta)) : "memory");
 }
 // mbar_wait that acquires what the arrivals released at cluster scope.
 __device__ __forceinline__ void mbar_wait_acquire_cluster(uint32_t bar, uint32_t parity) {
