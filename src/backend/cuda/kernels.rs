@@ -3,8 +3,8 @@
 //!
 //! Symbols: `sm90_gemm_block_fp8_m{BM}n{BN}w{WARPS}s{STAGES}[c2|c2k]_{bf16|f16|f32}` (TMA body
 //! on sm_90a with 3+ stages for BM 64/128 with 4 warps per 64 rows, `c2` in clusters of two
-//! (`CLUSTER_KEY`), `c2k` pairs that split each tile's K range (`CLUSTER_SPLITS_K_KEY`), and swapped for BM 16/32/64 with 4 warps per 64 columns (m64n128w8);
-//! mma.sync otherwise),
+//! (`CLUSTER_KEY`), `c2k` pairs that split each tile's K range (`CLUSTER_SPLITS_K_KEY`), and
+//! swapped for BM 16/32/64 with 4 warps per 64 columns (m64n128w8); mma.sync otherwise),
 //! `sm90_quant_per_token_group_{bf16|f16|f32}_gx{16|8|4}`, `sm90_quant_weight_blocks_{f32|bf16|f16}`,
 //! `sm90_act_scales_to_column_major`.
 //! GROUP_SIZE_M is a kernel argument (it only reorders tiles), not a template parameter.
