@@ -139,8 +139,8 @@ impl Tile {
         self.warps == 8 && body == (Body::Tma { swap: false })
     }
     /// Whether a tile's scales may come once per tile, into slabs (TmaTile::AS_SLAB): the
-    /// one-consumer normal tiles of 8+ stages, unclustered, whose ring leaves room for the slabs
-    /// and a C buffer.
+    /// one-consumer normal tiles of 8+ stages, unclustered or in K-split pairs (each CTA loads
+    /// its own), whose ring leaves room for the slabs and a C buffer.
     fn scale_slab(&self, body: Body) -> bool {
         if !(self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && (self.cluster == 1 || self.splits_k)) {
             return false;

@@ -913,10 +913,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // rank 0 signals that only when a next tile follows, so that no arrival reaches
             // a CTA that has left.
             const uint32_t xfull = s_base + T::OFF_XBAR, xempty = xfull + 8;
-            const uint32_t xbuf = s_base + T::OFF_XBUF + tid * 16;
+            const int xoff = T::OFF_XBUF + tid * 16;  // this thread's first 16 bytes; then every 128 * 16
             if (rank != 0) {
                 if (exchanges > 0) mbar_wait_acquire_cluster(xempty, (exchanges - 1) & 1);
-                const uint32_t remote = cluster_map(xbuf, 0);
+                const uint32_t remote = cluster_map(s_base + xoff, 0);
 #pragma unroll
                 for (int i = 0; i < RT / 4; ++i) st_cluster_v4(remote + i * 128 * 16, total[4 * i], total[4 * i + 1], total[4 * i + 2], total[4 * i + 3]);
                 mbar_arrive_release_cluster(xfull, 0);
@@ -926,7 +926,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             mbar_wait_acquire_cluster(xfull, exchanges & 1);
 #pragma unroll
             for (int i = 0; i < RT / 4; ++i) {
-                const float4 v = *reinterpret_cast<const float4*>(smem + T::OFF_XBUF + (i * 128 + tid) * 16);
+                const float4 v = *reinterpret_cast<const float4*>(smem + xoff + i * 128 * 16);
                 total[4 * i] += v.x;
                 total[4 * i + 1] += v.y;
                 total[4 * i + 2] += v.z;
