@@ -390,12 +390,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // (C7518 "wgmma.mma_async instructions are serialized").
     const int tid = threadIdx.x, lane = tid % 32;
     const int wg = __shfl_sync(0xffffffffu, tid / 128, 0), wwarp = __shfl_sync(0xffffffffu, (tid % 128) / 32, 0);
-    // The TMA thread works out its first item before the barrier set-up: the item's divisions
-    // and first parameter reads took about 700 of the 2000 cycles before its first TMA (H200,
-    // 64x4096x7168), and now run beside thread 0's barrier init.
-    const bool tma_thread = wg == T::CONSUMERS && wwarp == 0 && lane == 0;
-    int first_m0 = 0, first_n0 = 0, first_kb = 0, first_nkb = 0;
-    if (tma_thread && first_item < work) item(first_item, first_m0, first_n0, first_kb, first_nkb);
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             // The producer's expect_tx, and the scale warp's lanes unless the slabs carry
@@ -418,7 +412,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // Producer: warp 0 issues the TMA copies, warp 1 the scale copies (the rest of a
         // producer warpgroup only lends its registers to the consumers through setmaxnreg).
         if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<72>();
-        if (tma_thread) {
+        if (wwarp == 0 && lane == 0) {
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_a)) : "memory");
             asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_b)) : "memory");
             if (as_load != AS_CP_ASYNC) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_as)) : "memory");
@@ -439,8 +433,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             if constexpr (T::SWAP) policy_b = policy_evict_first();
             uint32_t g = 0;
             for (int w = first_item; w < work; w += item_step) {
-                int m0 = first_m0, n0 = first_n0, kb_begin = first_kb, nkb = first_nkb;
-                if (w != first_item) item(w, m0, n0, kb_begin, nkb);
+                int m0, n0, kb_begin, nkb;
+                item(w, m0, n0, kb_begin, nkb);
                 const int buf = tile_n & 1;
                 if (slab && nkb > 0) {
                     // The slab is rewritten once its last tile's last stage is released (its
