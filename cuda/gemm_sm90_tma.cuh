@@ -117,6 +117,11 @@ __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const TmaDes
         "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c_inner), "r"(c_outer), "h"(cta_mask)
         : "memory");
 }
+// Programmatic dependent launch (no-ops under a plain launch): the wait returns once the
+// previous kernel on the stream has completed and its writes are visible; launch_dependents
+// lets the next kernel launch once every CTA of this one has issued it or exited.
+__device__ __forceinline__ void griddep_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+__device__ __forceinline__ void griddep_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 __device__ __forceinline__ uint32_t cluster_ctarank() {
     uint32_t r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
@@ -404,18 +409,24 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             mbar_init(s_base + T::OFF_XBAR + 8, 128);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        // (The maps are parameters, which no earlier kernel writes.)
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_a)) : "memory");
+        asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_b)) : "memory");
+        if (as_load != AS_CP_ASYNC) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_as)) : "memory");
     }
     if constexpr (CL > 1) cluster_sync();  // the peer's barriers exist before any remote use
     else __syncthreads();
+    // Launched as a programmatic dependent launch, this CTA may have started while the
+    // previous kernel on the stream still runs: the set-up above touched only shared memory
+    // and parameters, and no thread reads or writes global memory before that kernel has
+    // completed (a no-op under a plain launch).
+    griddep_wait();
 
     if (wg == T::CONSUMERS) {
         // Producer: warp 0 issues the TMA copies, warp 1 the scale copies (the rest of a
         // producer warpgroup only lends its registers to the consumers through setmaxnreg).
         if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<72>();
         if (wwarp == 0 && lane == 0) {
-            asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_a)) : "memory");
-            asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_b)) : "memory");
-            if (as_load != AS_CP_ASYNC) asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_as)) : "memory");
             const uint32_t stage_bytes = T::A_BYTES + T::B_BYTES + (slab ? 0 : as_load == AS_TMA_ROWS ? T::AS_BYTES : as_load == AS_TMA_COLS ? BM * 4 : 0);
             // Slab b was last filled for the tile whose last K block was ring position
             // slab_last_b (~0u: never; two scalars, as an array indexed by parity sits in
@@ -485,6 +496,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     if (with_slab) load_slabs();
                 }
             }
+            // Every load of this CTA is issued: the next kernel on the stream may launch
+            // (under a programmatic dependent launch) and take the SMs as CTAs exit.
+            if (!(c_by_tma & 2)) griddep_launch_dependents();
             if constexpr (MC > 1) {
                 // Stay until both CTAs' consumers released the last STAGES loads: the peer's
                 // consumers arrive on this CTA's barriers until then.
@@ -661,7 +675,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // C by TMA store (T::C_TMA, 16-bit C; the launcher passes a map of C when its layout
     // allows one): this warp's 16-row piece of the C buffer, BN / C_BOX boxes.
     constexpr bool TMA_C = T::C_TMA && sizeof(OutT) == 2;
-    const bool c_tma = TMA_C && c_by_tma && !split;
+    const bool c_tma = TMA_C && (c_by_tma & 1) && !split;
     constexpr int C_BOX_BYTES = 16 * T::C_BOX * 2;
     uint8_t* const c_piece = smem + (TMA_C ? T::OFF_CBUF : 0) + (wg * 4 + wwarp) * 16 * BN * 2;
     uint32_t g = 0;

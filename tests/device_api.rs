@@ -166,6 +166,76 @@ fn quantize_then_gemm_on_the_device_equals_the_cpu_reference_path() {
     }
 }
 
+/// Kernels enqueued back to back on one stream see each other's writes: R quantizations into
+/// the same activation buffers, each followed by a GEMM that reads them (read after write), and
+/// a short GEMM into the C that a long one has just written (write after write). On CUDA the
+/// TMA GEMM is a programmatic dependent launch, whose CTAs may start before the kernel ahead
+/// of it has finished; a GEMM that read too early would see the previous round's activations
+/// (or the zeros of a fresh buffer), and one that wrote too early would be overwritten.
+#[test]
+fn back_to_back_kernels_on_one_stream_see_each_others_writes() {
+    let library = Arc::new(Library::new(vec![], false, false));
+    let cpu = BlockScaledGemm::new(backend::open(BackendKind::Cpu, 0).unwrap(), Arc::clone(&library));
+    for (be, emulated) in backends() {
+        // The kernel default, so that every backend runs its own GEMM kernel (no vendor BLAS).
+        let ctx = Context::with_default_path(Arc::clone(&be), Arc::clone(&library), blockfp8::DefaultPath::Kernel);
+        let stream = ctx.new_stream().unwrap();
+        let format = be.device().fp8;
+        let (m, n, k_long, k_short, rounds) = if emulated { (5, 129, 384, 128, 2) } else { (64, 4096, 7168, 256, 4) };
+        let opts = TokenQuantOptions::new(format);
+        let spec = |k| GemmSpec { n, k, block: (128, 128), format, out_dtype: OutDtype::F32, a_layout: opts.layout, max_m: m };
+        let quantized_weight = |k, seed| {
+            let w: Vec<bf16> = random_weights(n, k, seed).into_iter().map(bf16::from_f32).collect();
+            let want = blockfp8::quant::quantize_weight_blocks(&w.iter().map(|v| v.to_f32()).collect::<Vec<_>>(), n, k, (128, 128), format).unwrap();
+            (ctx.quantize_weight(&stream, ctx.upload(&stream, &w).unwrap().view(), n, k).unwrap(), want)
+        };
+        let activations = |k, seed| {
+            let x: Vec<bf16> = random_activations(m, k, seed).into_iter().map(bf16::from_f32).collect();
+            let want = blockfp8::quant::quantize_per_token_group(&x.iter().map(|v| v.to_f32()).collect::<Vec<_>>(), m, k, &opts).unwrap();
+            (ctx.upload(&stream, &x).unwrap(), want)
+        };
+        let cpu_gemm = |x: &blockfp8::QuantizedTokens, w: &blockfp8::QuantizedWeight, k| {
+            let p = blockfp8::GemmProblem {
+                shape: blockfp8::GemmShape { m, n, k, block: (128, 128), format, out_dtype: OutDtype::F32 },
+                a: &x.q,
+                a_scales: blockfp8::ActScales { data: &x.scales, layout: opts.layout },
+                b: &w.q,
+                b_scales: &w.scales,
+            };
+            cpu.run(&p).unwrap().to_f64()
+        };
+        let (weight_long, want_w_long) = quantized_weight(k_long, 11);
+        let (weight_short, want_w_short) = quantized_weight(k_short, 12);
+        let (plan_long, plan_short) = (ctx.gemm_plan(spec(k_long)).unwrap(), ctx.gemm_plan(spec(k_short)).unwrap());
+        // Every upload first, so that the chain below is kernels only.
+        let xs: Vec<_> = (0..rounds).map(|r| activations(k_long, 100 + r as u64)).collect();
+        let (x_short, want_x_short) = activations(k_short, 200);
+        let mut xq = ctx.alloc::<u8>(m * k_long).unwrap();
+        let mut xscale = ctx.alloc::<f32>(opts.layout.scale_count(m, k_long.div_ceil(128))).unwrap();
+        let mut xq_short = ctx.alloc::<u8>(m * k_short).unwrap();
+        let mut xscale_short = ctx.alloc::<f32>(opts.layout.scale_count(m, k_short.div_ceil(128))).unwrap();
+        let mut ys: Vec<_> = (0..rounds).map(|_| ctx.alloc::<f32>(m * n).unwrap()).collect();
+        let mut y_shared = ctx.alloc::<f32>(m * n).unwrap();
+        ctx.quantize_tokens(&stream, x_short.view(), m, k_short, &opts, &mut xq_short.view_mut(), &mut xscale_short.view_mut()).unwrap();
+        for ((x, _), y) in xs.iter().zip(ys.iter_mut()) {
+            ctx.quantize_tokens(&stream, x.view(), m, k_long, &opts, &mut xq.view_mut(), &mut xscale.view_mut()).unwrap();
+            plan_long.enqueue(&stream, xq.view(), xscale.view(), &weight_long, &mut y.view_mut()).unwrap();
+        }
+        plan_long.enqueue(&stream, xq.view(), xscale.view(), &weight_long, &mut y_shared.view_mut()).unwrap();
+        plan_short.enqueue(&stream, xq_short.view(), xscale_short.view(), &weight_short, &mut y_shared.view_mut()).unwrap();
+
+        let what = format!("{} M={m} N={n} K={k_long} ({})", be.id(), plan_long.path_for(m).label());
+        for (r, ((_, want_x), y)) in xs.iter().zip(&ys).enumerate() {
+            let got: Vec<f64> = ctx.download(&stream, y.view()).unwrap().into_iter().map(f64::from).collect();
+            let diff = calc_diff(&got, &cpu_gemm(want_x, &want_w_long, k_long));
+            assert!(diff < 1e-6, "{what}: round {r}: GEMM after the quantization, calc_diff {diff:e} against the CPU path");
+        }
+        let got: Vec<f64> = ctx.download(&stream, y_shared.view()).unwrap().into_iter().map(f64::from).collect();
+        let diff = calc_diff(&got, &cpu_gemm(&want_x_short, &want_w_short, k_short));
+        assert!(diff < 1e-6, "{what}: K={k_short} GEMM after the K={k_long} one into the same C: calc_diff {diff:e} against the CPU path");
+    }
+}
+
 #[test]
 fn an_ocp_weight_is_converted_on_devices_that_read_fnuz() {
     let library = Arc::new(Library::new(vec![], false, false));

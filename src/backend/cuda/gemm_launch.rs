@@ -140,7 +140,8 @@ impl GemmLaunch for KernelLaunch {
                 let tma_b = cached_map(&mut maps.b, (b, s.n), || tensor_map_fp8(b, s.n, s.k, inst.block_n / multicast))?;
                 (tma_a, tma_b, tma_as, tma_c)
             };
-            let c_by_tma = c_box.is_some() as i32;
+            let pdl = programmatic_launch();
+            let c_by_tma = c_box.is_some() as i32 | if pdl == Pdl::AtExit { 2 } else { 0 };
             let load_arg = kernels::scale_load_arg(load, slab_k_blocks, bs, s.k_blocks());
             let split_arg = splits as i32;
             // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
@@ -175,7 +176,11 @@ impl GemmLaunch for KernelLaunch {
             // gemm_block_fp8_body's, then the split count, the scale load and the C store); the
             // maps describe A, B, the activation scales when `load` names a TMA, and C when
             // c_by_tma is 1.
-            self.gpu.launch_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
+            if pdl == Pdl::Off {
+                self.gpu.launch_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
+            } else {
+                self.gpu.launch_programmatic_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
+            }
         }
         if splits > 1 {
             let count = (s.m * s.n) as i64;
@@ -186,6 +191,29 @@ impl GemmLaunch for KernelLaunch {
         }
         Ok(())
     }
+}
+
+/// How the TMA GEMM is launched (`BLOCKFP8_PDL`: `0`/`off`, `exit`; else `on`): as a
+/// programmatic dependent launch whose CTAs let the next kernel launch once their last load
+/// is issued (`On`), one that lets it launch only as they exit (`AtExit`), or plainly.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Pdl {
+    Off,
+    On,
+    AtExit,
+}
+
+fn programmatic_launch() -> Pdl {
+    static MODE: std::sync::OnceLock<Pdl> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| {
+        let mode = match std::env::var("BLOCKFP8_PDL").ok().as_deref().map(str::trim) {
+            Some("0" | "off" | "false") => Pdl::Off,
+            Some("exit") => Pdl::AtExit,
+            _ => Pdl::On,
+        };
+        log::debug!("TMA GEMM launches: programmatic dependent launch {mode:?}");
+        mode
+    })
 }
 
 /// cuBLASLt's block-scaled FP8 for one (N, K, output): plans per padded M, created on first

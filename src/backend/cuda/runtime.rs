@@ -205,6 +205,34 @@ impl Gpu {
         self.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
         result::launch_kernel(f.handle, grid, block, smem, stream, args).dev(&format!("cuLaunchKernel({})", f.name))
     }
+
+    /// Launches `f` on `stream` as a programmatic dependent launch: its CTAs may start while
+    /// the previous kernel on the stream finishes, so their launch and set-up overlap its tail.
+    ///
+    /// # Safety
+    /// As [`Gpu::launch_on`], and the kernel must execute `griddepcontrol.wait` before it
+    /// touches global memory (the TMA GEMM does, after its shared-memory set-up).
+    pub unsafe fn launch_programmatic_on(&self, f: &Function, grid: (u32, u32, u32), block: (u32, u32, u32), smem: u32, stream: sys::CUstream, args: &mut [*mut c_void]) -> Result<()> {
+        self.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
+        // SAFETY: a zeroed attribute is a valid plain union of integers; the config and the
+        // attribute outlive the call, which copies them.
+        let mut attr: sys::CUlaunchAttribute = std::mem::zeroed();
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: grid.0,
+            gridDimY: grid.1,
+            gridDimZ: grid.2,
+            blockDimX: block.0,
+            blockDimY: block.1,
+            blockDimZ: block.2,
+            sharedMemBytes: smem,
+            hStream: stream,
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        sys::cuLaunchKernelEx(&config, f.handle, args.as_mut_ptr(), std::ptr::null_mut()).result().dev(&format!("cuLaunchKernelEx({})", f.name))
+    }
 }
 
 /// The raw device address of a buffer (the stream is the only one, so no event tracking).
