@@ -498,7 +498,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
             // Every load of this CTA is issued: the next kernel on the stream may launch
             // (under a programmatic dependent launch) and take the SMs as CTAs exit.
-            if (!(c_by_tma & 2)) griddep_launch_dependents();
+            if (!(c_by_tma & 6)) griddep_launch_dependents();
             if constexpr (MC > 1) {
                 // Stay until both CTAs' consumers released the last STAGES loads: the peer's
                 // consumers arrive on this CTA's barriers until then.
@@ -919,6 +919,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
         }
         g += nkb;
+        if ((c_by_tma & 4) && w + item_step >= work && tid == 0) griddep_launch_dependents();
 
         if constexpr (KS) {
             // Rank 1's sums go into rank 0's exchange buffer (16 bytes per thread at a time,
