@@ -7,7 +7,8 @@
 # same shapes in the same call, and prints one table (race_table.py). Needs .device-bin/blockfp8
 # (ci/h200/stage.sh default). With .device-bin/configs-base (stage.sh with BASE_CONFIGS_REV=REV:
 # an earlier commit's configs) the same bench also runs through those files, and the table gets
-# their times and the shipped files' speed over them: a re-tune measured in one call.
+# their times and the shipped files' speed over them: a re-tune measured in one call. With
+# BASE_ENV="VAR=value" the third bench runs the shipped files under that environment instead.
 set -u
 B=.device-bin
 P=${PEERS:-.peers}
@@ -23,7 +24,13 @@ dg_build=$!
 timeout 420 $B/blockfp8 bench --backend cuda --no-progress --json "${args[@]}" > "$OUT/crate.json" 2> "$OUT/crate.err"
 echo "crate bench rc=$?"
 third=()
-if [ -d $B/configs-base ]; then
+if [ -n "${BASE_ENV:-}" ]; then
+    # The same bench through the shipped files under another environment (BASE_ENV="VAR=value ..."):
+    # a launch-side change measured in one call.
+    timeout 300 env $BASE_ENV $B/blockfp8 bench --backend cuda --no-progress --no-check --json "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
+    echo "crate bench, $BASE_ENV rc=$?"
+    third=("$OUT/crate_base.json" "$BASE_ENV")
+elif [ -d $B/configs-base ]; then
     timeout 300 $B/blockfp8 bench --backend cuda --no-progress --no-check --json --config-dir $B/configs-base "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
     echo "crate bench, base configs rc=$?"
     third=("$OUT/crate_base.json")

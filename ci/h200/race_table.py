@@ -2,7 +2,8 @@
 per shape the crate's tuned path (shipped configs), its kernel default, cuBLASLt and DeepGEMM,
 in microseconds, with the crate's ratio over each and calc_diff, then geometric means. With a
 third JSON (`blockfp8 bench --config-dir` of an earlier commit's configs, race.sh with
-.device-bin/configs-base), two more columns: that path's time and the shipped path's speed over it."""
+.device-bin/configs-base), two more columns: that path's time and the shipped path's speed over it;
+a fourth argument names that third run (race.sh's BASE_ENV)."""
 import json
 import math
 import sys
@@ -27,7 +28,8 @@ def users_path(meas):
     return ours, ("tuned " + tuned["config"]) if tuned else ("cuBLASLt" if vendor else "kernel default")
 
 
-extra = " base configs us (path) | vs base |" if base else ""
+base_label = sys.argv[4] if len(sys.argv) > 4 else "base configs"
+extra = f" {base_label} us (path) | vs {base_label} |" if base else ""
 print("| M | N | K | blockfp8 us (path) | kernel default us | cuBLASLt us | DeepGEMM us | DeepGEMM TFLOPS | blockfp8 TFLOPS | vs cuBLASLt | vs DeepGEMM | calc_diff blockfp8 / DeepGEMM |" + extra)
 print("|--:|--:|--:|--|--:|--:|--:|--:|--:|--:|--:|--|" + ("--|--:|" if base else ""))
 r_lt, r_dg, r_base = [], [], []
@@ -67,4 +69,4 @@ print()
 print(f"Geometric mean of blockfp8's speed over cuBLASLt: {geo(r_lt):.3f}x ({len(r_lt)} shapes); over DeepGEMM: {geo(r_dg):.3f}x ({len(r_dg)} shapes); "
       f"shapes where DeepGEMM is faster: {sum(1 for v in r_dg if v < 1)}.")
 if base is not None:
-    print(f"Geometric mean of the shipped configs' speed over the base configs': {geo(r_base):.3f}x ({len(r_base)} shapes).")
+    print(f"Geometric mean of blockfp8's speed over {base_label}: {geo(r_base):.3f}x ({len(r_base)} shapes).")

@@ -140,15 +140,10 @@ impl GemmLaunch for KernelLaunch {
                 let tma_b = cached_map(&mut maps.b, (b, s.n), || tensor_map_fp8(b, s.n, s.k, inst.block_n / multicast))?;
                 (tma_a, tma_b, tma_as, tma_c)
             };
+            let c_by_tma = c_box.is_some() as i32;
             // (Split launches follow their conversion kernel: as dependent launches they ran
             // 0.7-1% slower at M = 8 on the H200.)
-            let pdl = if splits > 1 { Pdl::Off } else { programmatic_launch() };
-            let c_by_tma = c_box.is_some() as i32
-                | match pdl {
-                    Pdl::AtExit => 2,
-                    Pdl::Late => 6,
-                    _ => 0,
-                };
+            let dependent = splits == 1 && programmatic_launch();
             let load_arg = kernels::scale_load_arg(load, slab_k_blocks, bs, s.k_blocks());
             let split_arg = splits as i32;
             // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
@@ -183,7 +178,7 @@ impl GemmLaunch for KernelLaunch {
             // gemm_block_fp8_body's, then the split count, the scale load and the C store); the
             // maps describe A, B, the activation scales when `load` names a TMA, and C when
             // c_by_tma is 1.
-            if pdl == Pdl::Off {
+            if !dependent {
                 self.gpu.launch_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
             } else {
                 self.gpu.launch_programmatic_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
@@ -200,31 +195,20 @@ impl GemmLaunch for KernelLaunch {
     }
 }
 
-/// How the TMA GEMM is launched (`BLOCKFP8_PDL`: `0`/`off`, `exit`, `late`; else `on`): as a
-/// programmatic dependent launch whose CTAs let the next kernel launch once their last load
-/// is issued (`On`), once their consumers finish their last K block (`Late`), only as they
-/// exit (`AtExit`), or plainly.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Pdl {
-    Off,
-    On,
-    AtExit,
-    Late,
-}
-
-fn programmatic_launch() -> Pdl {
-    static MODE: std::sync::OnceLock<Pdl> = std::sync::OnceLock::new();
-    *MODE.get_or_init(|| {
-        let mode = match std::env::var("BLOCKFP8_PDL").ok().as_deref().map(str::trim) {
-            Some("0" | "off" | "false") => Pdl::Off,
-            Some("exit") => Pdl::AtExit,
-            Some("late") => Pdl::Late,
-            _ => Pdl::On,
-        };
-        log::debug!("TMA GEMM launches: programmatic dependent launch {mode:?}");
-        mode
+/// Whether TMA GEMMs are programmatic dependent launches, so that a GEMM's launch and set-up
+/// overlap the tail of the kernel before it on the stream (H200: 5-10% at M = 64-128 with
+/// N <= 4608 or K <= 1536, level at large M). `BLOCKFP8_PDL=0` (or `off`) launches them plainly.
+pub(crate) fn programmatic_launch() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        let on = !matches!(std::env::var(PDL_ENV).ok().as_deref().map(str::trim), Some("0" | "off" | "false"));
+        log::debug!("TMA GEMMs as programmatic dependent launches: {on} ({PDL_ENV})");
+        on
     })
 }
+
+/// Turns programmatic dependent launches of the TMA GEMM off (`0`, `off`, `false`).
+const PDL_ENV: &str = "BLOCKFP8_PDL";
 
 /// cuBLASLt's block-scaled FP8 for one (N, K, output): plans per padded M, created on first
 /// use of each (host work only) and kept.
