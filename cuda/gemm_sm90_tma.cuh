@@ -17,6 +17,9 @@
 //   wgmmas while the other promotes.
 // - persistent grid: each CTA loops over work items, and the producer fills the ring for the
 //   next tile while the consumers store the last one.
+// - programmatic dependent launch (the launcher's default): the barrier set-up overlaps the
+//   previous kernel's tail, every thread waits for that kernel before any global access, and
+//   a CTA lets the next kernel launch once its consumers finish their last K block.
 // SWAP (small M): the weight tile is the wgmma M side (64 rows per consumer warpgroup) and the
 // BM tokens are its N side (16, 32 or 64), so a handful of tokens does not waste a 64-row MMA,
 // and a 64-token tile can read 128 weight rows per A tile with two consumer warpgroups.
