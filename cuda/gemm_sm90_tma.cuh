@@ -920,9 +920,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
         g += nkb;
         // This CTA's last K block is done: under a programmatic dependent launch the next
-        // kernel on the stream may launch now and take the SMs as CTAs exit. (Let launch once
-        // the last load was issued instead, it cost up to 2% where a ring stays busy long
-        // after that, 128x7168x18432 on the H200; only as CTAs exit, it gained half as much.)
+        // kernel on the stream may launch now and take the SMs as CTAs exit. (Triggered once
+        // the producer's last load was issued, it cost 2% at 128x7168x18432 on the H200;
+        // left to the CTAs' exit, it gained half as much.)
         if (w + item_step >= work && tid == 0) griddep_launch_dependents();
 
         if constexpr (KS) {

@@ -178,10 +178,10 @@ impl GemmLaunch for KernelLaunch {
             // gemm_block_fp8_body's, then the split count, the scale load and the C store); the
             // maps describe A, B, the activation scales when `load` names a TMA, and C when
             // c_by_tma is 1.
-            if !dependent {
-                self.gpu.launch_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
-            } else {
+            if dependent {
                 self.gpu.launch_programmatic_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
+            } else {
+                self.gpu.launch_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
             }
         }
         if splits > 1 {
@@ -196,9 +196,9 @@ impl GemmLaunch for KernelLaunch {
 }
 
 /// Whether TMA GEMMs are programmatic dependent launches, so that a GEMM's launch and set-up
-/// overlap the tail of the kernel before it on the stream (H200: 5-10% at M = 64-128 with
-/// N <= 4608 or K <= 1536, level at large M). `BLOCKFP8_PDL=0` (or `off`) launches them plainly.
-pub(crate) fn programmatic_launch() -> bool {
+/// overlap the tail of the kernel before it on the stream (H200: 5-8% at M = 64-128 with
+/// N = 4096 or K <= 1536, level at large M). `BLOCKFP8_PDL=0` (or `off`) launches them plainly.
+fn programmatic_launch() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| {
         let on = !matches!(std::env::var(PDL_ENV).ok().as_deref().map(str::trim), Some("0" | "off" | "false"));
