@@ -8,6 +8,21 @@
 
 namespace bfp8 {
 
+// Programmatic dependent launch (no-ops under a plain launch, and before sm_90): the wait
+// returns once the previous kernel on the stream has completed and its writes are visible;
+// launch_dependents lets the next kernel, if it is a dependent launch, launch once every CTA of
+// this one has issued it or exited.
+__device__ __forceinline__ void griddep_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void griddep_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 // Output element conversion from the fp32 total.
 template <typename T> __device__ __forceinline__ T from_f32(float v);
 template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }

@@ -120,11 +120,6 @@ __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const TmaDes
         "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c_inner), "r"(c_outer), "h"(cta_mask)
         : "memory");
 }
-// Programmatic dependent launch (no-ops under a plain launch): the wait returns once the
-// previous kernel on the stream has completed and its writes are visible; launch_dependents
-// lets the next kernel launch once every CTA of this one has issued it or exited.
-__device__ __forceinline__ void griddep_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
-__device__ __forceinline__ void griddep_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 __device__ __forceinline__ uint32_t cluster_ctarank() {
     uint32_t r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));

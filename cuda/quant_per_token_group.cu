@@ -111,6 +111,7 @@ __device__ __forceinline__ void quant_group_body(const T* __restrict__ x, uint8_
     extern "C" __global__ void __launch_bounds__(128) NAME(const T* x, uint8_t* q, float* s, int M, int K,    \
                                                            float fp8_max, int s_stride_m, int s_stride_g,     \
                                                            int ue8m0) {                                       \
+        bfp8::griddep_launch_dependents(); /* a dependent GEMM after it may set up meanwhile */             \
         quant_group_body<T, GX>(x, q, s, M, K, fp8_max, s_stride_m, s_stride_g, ue8m0);                     \
     }
 
