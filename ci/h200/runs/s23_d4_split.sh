@@ -3,8 +3,8 @@
 # split-K GEMMs and their conversion (BLOCKFP8_PDL=split), with the activation quantization and
 # the conversion letting the next kernel launch at their start. The CUDA suite and the
 # device-API suite under BLOCKFP8_PDL=split; the decode example (its step time: quantization +
-# 3 GEMMs at M = 8) and `blockfp8 bench` of the 20 race shapes under 0 / on / split, two
-# interleaved rounds.
+# 3 GEMMs at M = 8) twice and `blockfp8 bench` of the 20 race shapes and 8 decode shapes once,
+# each under 0 / on / split.
 set -u
 B=.device-bin
 R=$OUT/r; mkdir -p $R
@@ -18,11 +18,13 @@ args=(); for s in $shapes; do args+=(--mnk "$s"); done
 i=0
 for round in 1 2; do
     for v in 0 on split; do
-        i=$((i + 1))
-        BLOCKFP8_PDL=$v timeout 60 $B/cuda_decode_step > $R/decode_${v}_$i.log 2>/dev/null; grep -E "decode step|CHECKS" $R/decode_${v}_$i.log | sed "s/^/PDL=$v: /"
-        BLOCKFP8_PDL=$v timeout 100 $B/blockfp8 bench --backend cuda --no-progress --no-check --json "${args[@]}" > $R/pdl_${v}_$i.json 2>> $R/pdl_bench.err
-        echo "bench $i PDL=$v rc=$?"
+        BLOCKFP8_PDL=$v timeout 60 $B/cuda_decode_step > $R/decode_${v}_$round.log 2>/dev/null; grep -E "decode step|CHECKS" $R/decode_${v}_$round.log | sed "s/^/PDL=$v: /"
     done
+done
+for v in 0 on split; do
+    i=$((i + 1))
+    BLOCKFP8_PDL=$v timeout 100 $B/blockfp8 bench --backend cuda --no-progress --no-check --json "${args[@]}" > $R/pdl_${v}_$i.json 2>> $R/pdl_bench.err
+    echo "bench $i PDL=$v rc=$?"
 done
 date -u >> $R/gpu.txt
 tar czf $OUT/r.tgz -C $OUT r && rm -rf $R
