@@ -5,8 +5,8 @@
 
 template <typename OutT>
 __device__ __forceinline__ void convert_body(float* __restrict__ ws, OutT* __restrict__ c, long long n) {
-    // As a dependent launch (BLOCKFP8_PDL=split): let the next GEMM set up while this runs,
-    // and read the sums only once the GEMM that wrote them has completed.
+    // As a dependent launch: let the next GEMM set up while this runs, and read the sums only
+    // once the GEMM that wrote them has completed.
     bfp8::griddep_launch_dependents();
     bfp8::griddep_wait();
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {

@@ -141,10 +141,7 @@ impl GemmLaunch for KernelLaunch {
                 (tma_a, tma_b, tma_as, tma_c)
             };
             let c_by_tma = c_box.is_some() as i32;
-            // (Split launches follow their conversion kernel: as dependent launches they ran
-            // 0.7-1% slower at M = 8 on the H200.)
-            let pdl = programmatic_launch();
-            let dependent = pdl == Pdl::All || (pdl == Pdl::Unsplit && splits == 1);
+            let dependent = programmatic_launch();
             let load_arg = kernels::scale_load_arg(load, slab_k_blocks, bs, s.k_blocks());
             let split_arg = splits as i32;
             // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
@@ -190,7 +187,10 @@ impl GemmLaunch for KernelLaunch {
             let blocks = (s.m * s.n).div_ceil(256).min(self.sms as usize * 16) as u32;
             let mut cargs = [arg(&ws), arg(&c), arg(&count)];
             // SAFETY: matches sm90_splitk_convert_*(float*, OutT*, long long); ws and C hold M*N.
-            if programmatic_launch() == Pdl::All {
+            // (A dependent launch too, which lets the next GEMM launch at its start: launched
+            // plainly, it held the next dependent GEMM back, 0.7-1% slower than no dependent
+            // launches at M = 8 on the H200.)
+            if programmatic_launch() {
                 self.gpu.launch_programmatic_on(&self.convert, (blocks, 1, 1), (256, 1, 1), 0, st, &mut cargs)?;
             } else {
                 self.gpu.launch_on(&self.convert, (blocks, 1, 1), (256, 1, 1), 0, st, &mut cargs)?;
@@ -200,32 +200,20 @@ impl GemmLaunch for KernelLaunch {
     }
 }
 
-/// Which GEMM launches are programmatic dependent launches, so that a GEMM's launch and set-up
-/// overlap the tail of the kernel before it on the stream (H200: 5-8% at M = 64-128 with
-/// N = 4096 or K <= 1536, level at large M): the TMA GEMMs without split K (`Unsplit`, the
-/// default), those and the split ones with their conversion (`All`, `BLOCKFP8_PDL=split`), or
-/// none (`BLOCKFP8_PDL=0` or `off`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Pdl {
-    Off,
-    Unsplit,
-    All,
-}
-
-fn programmatic_launch() -> Pdl {
-    static MODE: std::sync::OnceLock<Pdl> = std::sync::OnceLock::new();
-    *MODE.get_or_init(|| {
-        let mode = match std::env::var(PDL_ENV).ok().as_deref().map(str::trim) {
-            Some("0" | "off" | "false") => Pdl::Off,
-            Some("split") => Pdl::All,
-            _ => Pdl::Unsplit,
-        };
-        log::debug!("GEMM launches as programmatic dependent launches: {mode:?} ({PDL_ENV})");
-        mode
+/// Whether the TMA GEMM and its split-K conversion are programmatic dependent launches, so
+/// that a launch's set-up overlaps the tail of the kernel before it on the stream (H200: 4-10%
+/// at M = 8-128 with N = 4096 or K <= 1536, 7-25% on decode shapes, level at large M).
+/// `BLOCKFP8_PDL=0` (or `off`, `false`) launches them plainly.
+fn programmatic_launch() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        let on = !matches!(std::env::var(PDL_ENV).ok().as_deref().map(str::trim), Some("0" | "off" | "false"));
+        log::debug!("GEMM launches as programmatic dependent launches: {on} ({PDL_ENV})");
+        on
     })
 }
 
-/// Chooses the programmatic dependent launches (`0`/`off`/`false`, `split`).
+/// Turns the programmatic dependent launches off (`0`, `off`, `false`).
 const PDL_ENV: &str = "BLOCKFP8_PDL";
 
 /// cuBLASLt's block-scaled FP8 for one (N, K, output): plans per padded M, created on first
