@@ -4,6 +4,7 @@
 //! plan's workspace). Also the timing loop the benches use (graph replay over rotating copies).
 
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{result, sys, CudaGraph};
@@ -141,7 +142,6 @@ impl GemmLaunch for KernelLaunch {
                 (tma_a, tma_b, tma_as, tma_c)
             };
             let c_by_tma = c_box.is_some() as i32;
-            let dependent = programmatic_launch();
             let load_arg = kernels::scale_load_arg(load, slab_k_blocks, bs, s.k_blocks());
             let split_arg = splits as i32;
             // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
@@ -176,11 +176,7 @@ impl GemmLaunch for KernelLaunch {
             // gemm_block_fp8_body's, then the split count, the scale load and the C store); the
             // maps describe A, B, the activation scales when `load` names a TMA, and C when
             // c_by_tma is 1.
-            if dependent {
-                self.gpu.launch_programmatic_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
-            } else {
-                self.gpu.launch_on(&self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
-            }
+            launch_maybe_dependent(&self.gpu, &self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
         }
         if splits > 1 {
             let count = (s.m * s.n) as i64;
@@ -190,11 +186,7 @@ impl GemmLaunch for KernelLaunch {
             // (A dependent launch too, which lets the next GEMM launch at its start: launched
             // plainly, it held the next dependent GEMM back, 0.7-1% slower than no dependent
             // launches at M = 8 on the H200.)
-            if programmatic_launch() {
-                self.gpu.launch_programmatic_on(&self.convert, (blocks, 1, 1), (256, 1, 1), 0, st, &mut cargs)?;
-            } else {
-                self.gpu.launch_on(&self.convert, (blocks, 1, 1), (256, 1, 1), 0, st, &mut cargs)?;
-            }
+            launch_maybe_dependent(&self.gpu, &self.convert, (blocks, 1, 1), (256, 1, 1), 0, st, &mut cargs)?;
         }
         Ok(())
     }
@@ -215,6 +207,19 @@ fn programmatic_launch() -> bool {
 
 /// Turns the programmatic dependent launches off (`0`, `off`, `false`).
 const PDL_ENV: &str = "BLOCKFP8_PDL";
+
+/// Launches the TMA GEMM or the split-K conversion on `stream`: a programmatic dependent launch
+/// unless `BLOCKFP8_PDL` turns those off.
+///
+/// # Safety
+/// As [`Gpu::launch_programmatic_on`] (both kernels wait before touching global memory).
+unsafe fn launch_maybe_dependent(gpu: &Gpu, f: &Function, grid: (u32, u32, u32), block: (u32, u32, u32), smem: u32, stream: sys::CUstream, args: &mut [*mut c_void]) -> Result<()> {
+    if programmatic_launch() {
+        gpu.launch_programmatic_on(f, grid, block, smem, stream, args)
+    } else {
+        gpu.launch_on(f, grid, block, smem, stream, args)
+    }
+}
 
 /// cuBLASLt's block-scaled FP8 for one (N, K, output): plans per padded M, created on first
 /// use of each (host work only) and kept.

@@ -211,7 +211,8 @@ impl Gpu {
     ///
     /// # Safety
     /// As [`Gpu::launch_on`], and the kernel must execute `griddepcontrol.wait` before it
-    /// touches global memory (the TMA GEMM does, after its shared-memory set-up).
+    /// touches global memory (the TMA GEMM does after its shared-memory set-up, the split-K
+    /// conversion at its start).
     pub unsafe fn launch_programmatic_on(&self, f: &Function, grid: (u32, u32, u32), block: (u32, u32, u32), smem: u32, stream: sys::CUstream, args: &mut [*mut c_void]) -> Result<()> {
         self.ctx.bind_to_thread().dev("cuCtxSetCurrent")?;
         // SAFETY: a zeroed attribute is a valid plain union of integers; the config and the
