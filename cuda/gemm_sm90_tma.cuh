@@ -44,6 +44,10 @@
 #include "common.cuh"
 #include "wgmma.cuh"
 
+#ifndef BLOCKFP8_A_REGS
+#define BLOCKFP8_A_REGS 0
+#endif
+
 namespace bfp8 {
 
 // A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
@@ -180,6 +184,14 @@ struct TmaTile {
     static constexpr bool SWAP = W != 4 * BM / 64;
     static constexpr int P_ROWS = SWAP ? BN : BM;  // wgmma M side (64 per consumer warpgroup)
     static constexpr int NWAVES = !SWAP && BN == 256 ? 2 : 1;  // wgmma N-side waves per K block
+    // Two-wave tiles may take their A slice from registers (ldmatrix once per K block, read by
+    // both waves' wgmmas instead of once per wave): a sixth less shared-memory reading by the
+    // wgmmas (BLOCKFP8_A_REGS=1 selects it at build time).
+    static constexpr bool A_REGS = BLOCKFP8_A_REGS && NWAVES == 2;
+    // setmaxnreg split of a two-consumer CTA's 384 x 168 registers (launch bound): 128 x 72 +
+    // 256 x 216, or 128 x 40 + 256 x 232 where the A fragments need the room.
+    static constexpr int PRODUCER_REGS = A_REGS ? 40 : 72, CONSUMER_REGS = A_REGS ? 232 : 216;
+    static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS == 384 * 168, "the split adds up to the launch allocation");
     static constexpr int WN = SWAP ? BM : BN / NWAVES;          // wgmma N side of one wave
     static constexpr int CONSUMERS = P_ROWS / 64;
     // The producer is two warps; with two consumers it is a whole warpgroup, so that
@@ -298,6 +310,11 @@ __device__ __forceinline__ int opaque_i32(int v) {
 template <int R> __device__ __forceinline__ void fence_regs(float* r) {
 #pragma unroll
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+template <int R> __device__ __forceinline__ void fence_regs_u32(uint32_t* r) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
 
 // Whether every 8-output group of a C row starting at a multiple of 8 is 16-byte aligned.
@@ -423,7 +440,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     if (wg == T::CONSUMERS) {
         // Producer: warp 0 issues the TMA copies, warp 1 the scale copies (the rest of a
         // producer warpgroup only lends its registers to the consumers through setmaxnreg).
-        if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<72>();
+        if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<T::PRODUCER_REGS>();
         if (wwarp == 0 && lane == 0) {
             const uint32_t stage_bytes = T::A_BYTES + T::B_BYTES + (slab ? 0 : as_load == AS_TMA_ROWS ? T::AS_BYTES : as_load == AS_TMA_COLS ? BM * 4 : 0);
             // Slab b was last filled for the tile whose last K block was ring position
@@ -538,7 +555,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // Consumer warpgroup `wg`: rows [wg * 64, wg * 64 + 64) of the wgmma M side.
     // Register split (2 consumers): the CTA holds 384 x 168 (launch bound) = 64512 registers;
     // 128 x 72 (producer) + 256 x 216 (consumers) = 64512. A larger .inc would never be granted.
-    if constexpr (T::CONSUMERS == 2) setmaxnreg_inc<216>();
+    if constexpr (T::CONSUMERS == 2) setmaxnreg_inc<T::CONSUMER_REGS>();
     constexpr int R = T::WN / 2;          // accumulator registers per thread (one wave)
     constexpr int RT = R * T::NWAVES;     // promoted totals per thread
     // Fragment: register 4j + 2h + e holds (row lrow + 8h, col 8j + 2 * (lane % 4) + e).
@@ -565,6 +582,13 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // (Opaque to the compiler, which would otherwise rebuild them inside the loop.)
     const uint64_t desc_p0 = opaque_u64(wgmma_desc_sw128(s_base + (T::SWAP ? T::OFF_B : 0) + wg * 64 * 128));
     const uint64_t desc_q0 = opaque_u64(wgmma_desc_sw128(s_base + (T::SWAP ? 0 : T::OFF_B)));
+    // A_REGS: this warp's 16 rows of the stage's A tile by ldmatrix.x4, four 8x16-byte pieces
+    // per 32-byte K slice (lane l gives row l % 8 + 8 ((l / 8) % 2), half l / 16). In the
+    // 128-byte swizzle chunk c of row r sits at c ^ (r % 8): with the row's bits 1-2 of that
+    // XOR in address bits 5-6 here, K slice ks is this address XOR (ks << 5).
+    uint32_t afrag[T::A_REGS ? 16 : 1];
+    const int a_row = wg * 64 + wwarp * 16 + lane % 8 + 8 * ((lane / 8) % 2);
+    const uint32_t a_lane = T::A_REGS ? opaque_i32(s_base + a_row * 128 + 16 * ((lane / 16) ^ (lane & 1)) + 32 * ((lane % 8) >> 1)) : 0;
     // Issues the 4 wgmmas of ring position g, N-side wave v, into `acc` (a fresh accumulator);
     // `landed`: the stage's `full` barrier was already waited on (a second try-wait of a
     // completed phase still costs its latency, right before the wgmmas).
@@ -573,9 +597,18 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         if (v == 0 && !landed) mbar_wait(full0 + 8 * s, ring_phase<STAGES>(g));
         // Wave v reads weight rows [128 v, 128 v + 128): whole 1024-byte swizzle atoms further on.
         const uint64_t dp = desc_p0 + (uint64_t)(s * P_STRIDE), dq = desc_q0 + (uint64_t)(s * Q_STRIDE + v * T::WN * 128 / 16);
+        if constexpr (T::A_REGS) {
+            if (v == 0)
+#pragma unroll
+                for (int ks = 0; ks < 4; ++ks)
+                    ldmatrix_x4((a_lane + s * T::A_BYTES) ^ (ks << 5), afrag[4 * ks], afrag[4 * ks + 1], afrag[4 * ks + 2], afrag[4 * ks + 3]);
+        }
         wgmma_fence();
 #pragma unroll
-        for (int ks = 0; ks < 4; ++ks) Wgmma<T::WN>::run(acc, dp + 2 * ks, dq + 2 * ks, ks > 0);
+        for (int ks = 0; ks < 4; ++ks) {
+            if constexpr (T::A_REGS) WgmmaRs<T::WN>::run(acc, afrag + 4 * ks, dq + 2 * ks, ks > 0);
+            else Wgmma<T::WN>::run(acc, dp + 2 * ks, dq + 2 * ks, ks > 0);
+        }
         wgmma_commit();
     };
     // The scales of ring position g, read once per K block. Normal tiles hold rows lrow and
@@ -636,6 +669,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
         wgmma_wait0();
         fence_regs<R>(acc);
+        if constexpr (T::A_REGS) fence_regs_u32<16>(afrag);  // (the next block's ldmatrix stays below the wait)
         if (release) release_stage(ring_stage<STAGES>(g));
         float* tot = total + v * R;
         // J0 (compile time, so no per-column select): groups j >= J0 take the second block.
