@@ -44,10 +44,6 @@
 #include "common.cuh"
 #include "wgmma.cuh"
 
-#ifndef BLOCKFP8_A_REGS
-#define BLOCKFP8_A_REGS 0
-#endif
-
 namespace bfp8 {
 
 // A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
@@ -103,6 +99,19 @@ __device__ __forceinline__ void bulk_load_1d(uint32_t dst, const void* src, uint
 __device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, int c_inner, int c_outer) {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
                  "r"(src), "r"(c_inner), "r"(c_outer)
+                 : "memory");
+}
+// The 128 threads of consumer warpgroup `wg` (named barrier 2 + wg; 1 is the two consumer
+// groups' barrier).
+// (Immediate ids: a register id makes ptxas reserve all 16 barriers.)
+__device__ __forceinline__ void warpgroup_bar(int wg) {
+    if (wg == 0) asm volatile("bar.sync 2, 128;\n" ::: "memory");
+    else asm volatile("bar.sync 3, 128;\n" ::: "memory");
+}
+// The same under an L2 cache policy.
+__device__ __forceinline__ void tma_store_2d_hint(const TmaDesc* map, uint32_t src, int c_inner, int c_outer, uint64_t policy) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%2, %3}], [%1], %4;\n" ::"l"(reinterpret_cast<uint64_t>(map)),
+                 "r"(src), "r"(c_inner), "r"(c_outer), "l"(policy)
                  : "memory");
 }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
@@ -176,6 +185,8 @@ template <int REGS> __device__ __forceinline__ void setmaxnreg_dec() { asm volat
 // SM count, bounds small M.
 // Whether a C buffer of BM x BN 16-bit outputs, 1024-aligned after `end`, still fits the shared
 // memory (with the 1024 bytes of alignment slack the launch adds).
+// Rows of a C store box: a consumer warpgroup's 64 (cuda/launch_abi.rs C_BOX_ROWS).
+constexpr int C_BOX_ROWS = 64;
 constexpr bool c_buffer_fits(int end, int bm, int bn) { return (end + 1023) / 1024 * 1024 + bm * bn * 2 + 1024 <= 227 * 1024; }
 
 template <int BM, int BN, int W, int STAGES, int CL = 1, bool KS = false>
@@ -184,14 +195,6 @@ struct TmaTile {
     static constexpr bool SWAP = W != 4 * BM / 64;
     static constexpr int P_ROWS = SWAP ? BN : BM;  // wgmma M side (64 per consumer warpgroup)
     static constexpr int NWAVES = !SWAP && BN == 256 ? 2 : 1;  // wgmma N-side waves per K block
-    // Two-wave tiles may take their A slice from registers (ldmatrix once per K block, read by
-    // both waves' wgmmas instead of once per wave): a sixth less shared-memory reading by the
-    // wgmmas (BLOCKFP8_A_REGS=1 selects it at build time).
-    static constexpr bool A_REGS = BLOCKFP8_A_REGS && NWAVES == 2;
-    // setmaxnreg split of a two-consumer CTA's 384 x 168 registers (launch bound): 128 x 72 +
-    // 256 x 216, or 128 x 40 + 256 x 232 where the A fragments need the room.
-    static constexpr int PRODUCER_REGS = A_REGS ? 40 : 72, CONSUMER_REGS = A_REGS ? 232 : 216;
-    static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS == 384 * 168, "the split adds up to the launch allocation");
     static constexpr int WN = SWAP ? BM : BN / NWAVES;          // wgmma N side of one wave
     static constexpr int CONSUMERS = P_ROWS / 64;
     // The producer is two warps; with two consumers it is a whole warpgroup, so that
@@ -310,11 +313,6 @@ __device__ __forceinline__ int opaque_i32(int v) {
 template <int R> __device__ __forceinline__ void fence_regs(float* r) {
 #pragma unroll
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(r[i])::"memory");
-}
-
-template <int R> __device__ __forceinline__ void fence_regs_u32(uint32_t* r) {
-#pragma unroll
-    for (int i = 0; i < R; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
 
 // Whether every 8-output group of a C row starting at a multiple of 8 is 16-byte aligned.
@@ -440,7 +438,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     if (wg == T::CONSUMERS) {
         // Producer: warp 0 issues the TMA copies, warp 1 the scale copies (the rest of a
         // producer warpgroup only lends its registers to the consumers through setmaxnreg).
-        if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<T::PRODUCER_REGS>();
+        if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<72>();
         if (wwarp == 0 && lane == 0) {
             const uint32_t stage_bytes = T::A_BYTES + T::B_BYTES + (slab ? 0 : as_load == AS_TMA_ROWS ? T::AS_BYTES : as_load == AS_TMA_COLS ? BM * 4 : 0);
             // Slab b was last filled for the tile whose last K block was ring position
@@ -555,7 +553,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // Consumer warpgroup `wg`: rows [wg * 64, wg * 64 + 64) of the wgmma M side.
     // Register split (2 consumers): the CTA holds 384 x 168 (launch bound) = 64512 registers;
     // 128 x 72 (producer) + 256 x 216 (consumers) = 64512. A larger .inc would never be granted.
-    if constexpr (T::CONSUMERS == 2) setmaxnreg_inc<T::CONSUMER_REGS>();
+    if constexpr (T::CONSUMERS == 2) setmaxnreg_inc<216>();
     constexpr int R = T::WN / 2;          // accumulator registers per thread (one wave)
     constexpr int RT = R * T::NWAVES;     // promoted totals per thread
     // Fragment: register 4j + 2h + e holds (row lrow + 8h, col 8j + 2 * (lane % 4) + e).
@@ -582,13 +580,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // (Opaque to the compiler, which would otherwise rebuild them inside the loop.)
     const uint64_t desc_p0 = opaque_u64(wgmma_desc_sw128(s_base + (T::SWAP ? T::OFF_B : 0) + wg * 64 * 128));
     const uint64_t desc_q0 = opaque_u64(wgmma_desc_sw128(s_base + (T::SWAP ? 0 : T::OFF_B)));
-    // A_REGS: this warp's 16 rows of the stage's A tile by ldmatrix.x4, four 8x16-byte pieces
-    // per 32-byte K slice (lane l gives row l % 8 + 8 ((l / 8) % 2), half l / 16). In the
-    // 128-byte swizzle chunk c of row r sits at c ^ (r % 8): with the row's bits 1-2 of that
-    // XOR in address bits 5-6 here, K slice ks is this address XOR (ks << 5).
-    uint32_t afrag[T::A_REGS ? 16 : 1];
-    const int a_row = wg * 64 + wwarp * 16 + lane % 8 + 8 * ((lane / 8) % 2);
-    const uint32_t a_lane = T::A_REGS ? opaque_i32(s_base + a_row * 128 + 16 * ((lane / 16) ^ (lane & 1)) + 32 * ((lane % 8) >> 1)) : 0;
     // Issues the 4 wgmmas of ring position g, N-side wave v, into `acc` (a fresh accumulator);
     // `landed`: the stage's `full` barrier was already waited on (a second try-wait of a
     // completed phase still costs its latency, right before the wgmmas).
@@ -597,18 +588,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         if (v == 0 && !landed) mbar_wait(full0 + 8 * s, ring_phase<STAGES>(g));
         // Wave v reads weight rows [128 v, 128 v + 128): whole 1024-byte swizzle atoms further on.
         const uint64_t dp = desc_p0 + (uint64_t)(s * P_STRIDE), dq = desc_q0 + (uint64_t)(s * Q_STRIDE + v * T::WN * 128 / 16);
-        if constexpr (T::A_REGS) {
-            if (v == 0)
-#pragma unroll
-                for (int ks = 0; ks < 4; ++ks)
-                    ldmatrix_x4((a_lane + s * T::A_BYTES) ^ (ks << 5), afrag[4 * ks], afrag[4 * ks + 1], afrag[4 * ks + 2], afrag[4 * ks + 3]);
-        }
         wgmma_fence();
 #pragma unroll
-        for (int ks = 0; ks < 4; ++ks) {
-            if constexpr (T::A_REGS) WgmmaRs<T::WN>::run(acc, afrag + 4 * ks, dq + 2 * ks, ks > 0);
-            else Wgmma<T::WN>::run(acc, dp + 2 * ks, dq + 2 * ks, ks > 0);
-        }
+        for (int ks = 0; ks < 4; ++ks) Wgmma<T::WN>::run(acc, dp + 2 * ks, dq + 2 * ks, ks > 0);
         wgmma_commit();
     };
     // The scales of ring position g, read once per K block. Normal tiles hold rows lrow and
@@ -669,7 +651,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
         wgmma_wait0();
         fence_regs<R>(acc);
-        if constexpr (T::A_REGS) fence_regs_u32<16>(afrag);  // (the next block's ldmatrix stays below the wait)
         if (release) release_stage(ring_stage<STAGES>(g));
         float* tot = total + v * R;
         // J0 (compile time, so no per-column select): groups j >= J0 take the second block.
@@ -702,11 +683,15 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     constexpr bool STAGE_C = !T::SWAP && T::CONSUMERS == 2 && sizeof(OutT) == 2 && 4 * 16 * C_PITCH <= T::A_BYTES &&
                              4 * 16 * C_PITCH <= T::B_BYTES;
     // C by TMA store (T::C_TMA, 16-bit C; the launcher passes a map of C when its layout
-    // allows one): this warp's 16-row piece of the C buffer, BN / C_BOX boxes.
+    // allows one): each warpgroup's 64 rows of the C buffer as BN / C_BOX boxes of 64 rows x
+    // C_BOX columns (C_BOX_ROWS), this warp's 16 rows at the same place in each box.
     constexpr bool TMA_C = T::C_TMA && sizeof(OutT) == 2;
     const bool c_tma = TMA_C && c_by_tma && !split;
-    constexpr int C_BOX_BYTES = 16 * T::C_BOX * 2;
-    uint8_t* const c_piece = smem + (TMA_C ? T::OFF_CBUF : 0) + (wg * 4 + wwarp) * 16 * BN * 2;
+    constexpr int C_BOX_BYTES = C_BOX_ROWS * T::C_BOX * 2;
+    uint8_t* const c_wg = smem + (TMA_C ? T::OFF_CBUF : 0) + wg * 64 * BN * 2;
+    uint8_t* const c_piece = c_wg + wwarp * 16 * (2 * T::C_BOX);
+    // The warpgroup's thread that issues its C stores, and so owns their bulk groups.
+    const bool c_issuer = wwarp == 0 && lane == 0;
     uint32_t g = 0;
     // The tile's K blocks i in [i0, nkb - 1) (all but its last) at ring positions g + i,
     // through block(pos, i): up to stage 0 one by one, then (when UNROLL) whole turns of the
@@ -733,8 +718,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // then out by TMA stores.
     auto store_c_tma = [&](int m0, int n0) {
         if constexpr (TMA_C) {
-            if (lane == 0) bulk_wait_read0();  // the previous tile's stores have read the piece
-            __syncwarp();
+            // The previous tile's stores have read the buffer before any warp of the group writes it.
+            if (c_issuer) bulk_wait_read0();
+            warpgroup_bar(wg);
             // Fragment (row r = lane / 4 + 8h, 8-column group j) into box j / (C_BOX / 8),
             // 16-byte chunk j % (C_BOX / 8) of its row, at the TMA swizzle's place: the chunk
             // index XOR address bits 7-9 (128-byte rows), 7-8 (64) or 7 (32), so the 8 rows of
@@ -770,11 +756,16 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 }
             }
             fence_proxy_async_smem();
-            __syncwarp();
-            if (lane == 0) {
-                const int row = m0 + wg * 64 + wwarp * 16;
+            warpgroup_bar(wg);
+            if (c_issuer) {
 #pragma unroll
-                for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, smem_u32(c_piece) + b * C_BOX_BYTES, n0 + b * T::C_BOX, row);
+                for (int b = 0; b < BN / T::C_BOX; ++b) {
+#if BLOCKFP8_C_EVICT_FIRST
+                    tma_store_2d_hint(tma_c, smem_u32(c_wg) + b * C_BOX_BYTES, n0 + b * T::C_BOX, m0 + wg * 64, policy_evict_first());
+#else
+                    tma_store_2d(tma_c, smem_u32(c_wg) + b * C_BOX_BYTES, n0 + b * T::C_BOX, m0 + wg * 64);
+#endif
+                }
                 bulk_commit();
             }
         }
@@ -1057,7 +1048,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         if constexpr (DEFER_STAGED) if (!c_tma) store_c_staged(c_m0, c_n0, c_s);
     }
     // The CTA's shared memory must outlive the stores that read it.
-    if constexpr (TMA_C) if (c_tma && lane == 0) bulk_wait0();
+    if constexpr (TMA_C) if (c_tma && c_issuer) bulk_wait0();
 }
 
 }  // namespace bfp8
