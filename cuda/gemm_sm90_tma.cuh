@@ -101,19 +101,6 @@ __device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, i
                  "r"(src), "r"(c_inner), "r"(c_outer)
                  : "memory");
 }
-// The 128 threads of consumer warpgroup `wg` (named barrier 2 + wg; 1 is the two consumer
-// groups' barrier).
-// (Immediate ids: a register id makes ptxas reserve all 16 barriers.)
-__device__ __forceinline__ void warpgroup_bar(int wg) {
-    if (wg == 0) asm volatile("bar.sync 2, 128;\n" ::: "memory");
-    else asm volatile("bar.sync 3, 128;\n" ::: "memory");
-}
-// The same under an L2 cache policy.
-__device__ __forceinline__ void tma_store_2d_hint(const TmaDesc* map, uint32_t src, int c_inner, int c_outer, uint64_t policy) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%2, %3}], [%1], %4;\n" ::"l"(reinterpret_cast<uint64_t>(map)),
-                 "r"(src), "r"(c_inner), "r"(c_outer), "l"(policy)
-                 : "memory");
-}
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // Waits until this thread's bulk groups have read their shared-memory sources (so the
 // sources may be rewritten).
@@ -185,8 +172,6 @@ template <int REGS> __device__ __forceinline__ void setmaxnreg_dec() { asm volat
 // SM count, bounds small M.
 // Whether a C buffer of BM x BN 16-bit outputs, 1024-aligned after `end`, still fits the shared
 // memory (with the 1024 bytes of alignment slack the launch adds).
-// Rows of a C store box: a consumer warpgroup's 64 (cuda/launch_abi.rs C_BOX_ROWS).
-constexpr int C_BOX_ROWS = 64;
 constexpr bool c_buffer_fits(int end, int bm, int bn) { return (end + 1023) / 1024 * 1024 + bm * bn * 2 + 1024 <= 227 * 1024; }
 
 template <int BM, int BN, int W, int STAGES, int CL = 1, bool KS = false>
@@ -683,15 +668,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     constexpr bool STAGE_C = !T::SWAP && T::CONSUMERS == 2 && sizeof(OutT) == 2 && 4 * 16 * C_PITCH <= T::A_BYTES &&
                              4 * 16 * C_PITCH <= T::B_BYTES;
     // C by TMA store (T::C_TMA, 16-bit C; the launcher passes a map of C when its layout
-    // allows one): each warpgroup's 64 rows of the C buffer as BN / C_BOX boxes of 64 rows x
-    // C_BOX columns (C_BOX_ROWS), this warp's 16 rows at the same place in each box.
+    // allows one): this warp's 16-row piece of the C buffer, BN / C_BOX boxes.
     constexpr bool TMA_C = T::C_TMA && sizeof(OutT) == 2;
     const bool c_tma = TMA_C && c_by_tma && !split;
-    constexpr int C_BOX_BYTES = C_BOX_ROWS * T::C_BOX * 2;
-    uint8_t* const c_wg = smem + (TMA_C ? T::OFF_CBUF : 0) + wg * 64 * BN * 2;
-    uint8_t* const c_piece = c_wg + wwarp * 16 * (2 * T::C_BOX);
-    // The warpgroup's thread that issues its C stores, and so owns their bulk groups.
-    const bool c_issuer = wwarp == 0 && lane == 0;
+    constexpr int C_BOX_BYTES = 16 * T::C_BOX * 2;
+    uint8_t* const c_piece = smem + (TMA_C ? T::OFF_CBUF : 0) + (wg * 4 + wwarp) * 16 * BN * 2;
     uint32_t g = 0;
     // The tile's K blocks i in [i0, nkb - 1) (all but its last) at ring positions g + i,
     // through block(pos, i): up to stage 0 one by one, then (when UNROLL) whole turns of the
@@ -718,9 +699,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // then out by TMA stores.
     auto store_c_tma = [&](int m0, int n0) {
         if constexpr (TMA_C) {
-            // The previous tile's stores have read the buffer before any warp of the group writes it.
-            if (c_issuer) bulk_wait_read0();
-            warpgroup_bar(wg);
+            if (lane == 0) bulk_wait_read0();  // the previous tile's stores have read the piece
+            __syncwarp();
             // Fragment (row r = lane / 4 + 8h, 8-column group j) into box j / (C_BOX / 8),
             // 16-byte chunk j % (C_BOX / 8) of its row, at the TMA swizzle's place: the chunk
             // index XOR address bits 7-9 (128-byte rows), 7-8 (64) or 7 (32), so the 8 rows of
@@ -756,16 +736,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 }
             }
             fence_proxy_async_smem();
-            warpgroup_bar(wg);
-            if (c_issuer) {
+            __syncwarp();
+            if (lane == 0) {
+                const int row = m0 + wg * 64 + wwarp * 16;
 #pragma unroll
-                for (int b = 0; b < BN / T::C_BOX; ++b) {
-#if BLOCKFP8_C_EVICT_FIRST
-                    tma_store_2d_hint(tma_c, smem_u32(c_wg) + b * C_BOX_BYTES, n0 + b * T::C_BOX, m0 + wg * 64, policy_evict_first());
-#else
-                    tma_store_2d(tma_c, smem_u32(c_wg) + b * C_BOX_BYTES, n0 + b * T::C_BOX, m0 + wg * 64);
-#endif
-                }
+                for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, smem_u32(c_piece) + b * C_BOX_BYTES, n0 + b * T::C_BOX, row);
                 bulk_commit();
             }
         }
@@ -1048,7 +1023,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         if constexpr (DEFER_STAGED) if (!c_tma) store_c_staged(c_m0, c_n0, c_s);
     }
     // The CTA's shared memory must outlive the stores that read it.
-    if constexpr (TMA_C) if (c_tma && c_issuer) bulk_wait0();
+    if constexpr (TMA_C) if (c_tma && lane == 0) bulk_wait0();
 }
 
 }  // namespace bfp8
