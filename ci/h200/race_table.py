@@ -1,4 +1,5 @@
-"""One table from `blockfp8 bench --json` and DeepGEMM's bench JSON (ci/h200/race.sh):
+"""One table from `blockfp8 bench --json` and DeepGEMM's bench JSON (ci/h200/race.sh; several
+DeepGEMM passes comma-separated give each shape its fastest pass):
 per shape the crate's tuned path (shipped configs), its kernel default, cuBLASLt and DeepGEMM,
 in microseconds, with the crate's ratio over each and calc_diff, then geometric means. With a
 third JSON (`blockfp8 bench --config-dir` of an earlier commit's configs, race.sh with
@@ -9,7 +10,13 @@ import math
 import sys
 
 crate = json.load(open(sys.argv[1]))
-dg = {(r["m"], r["n"], r["k"]): r for r in json.load(open(sys.argv[2]))}
+# DeepGEMM: one JSON, or several passes comma-separated, of which each shape keeps its fastest.
+dg = {}
+for path in sys.argv[2].split(","):
+    for r in json.load(open(path)):
+        key = (r["m"], r["n"], r["k"])
+        if key not in dg or ("deepgemm_us" in r and r["deepgemm_us"] < dg[key].get("deepgemm_us", float("inf"))):
+            dg[key] = r
 base = {(x["m"], x["n"], x["k"]): x for x in json.load(open(sys.argv[3]))["shapes"]} if len(sys.argv) > 3 else None
 
 
