@@ -1,7 +1,8 @@
 """Times DeepGEMM's SM90 1D2D fp8 GEMM (`deep_gemm.fp8_gemm_nt`, built from the carried peers
 folder) exactly as `blockfp8 bench` times the crate: one CUDA graph per shape over rotating input
 copies of >= 256 MiB (at least 4, at most 32), each timed replay behind an untimed one (so the host's
-submission is not counted), median of 15 replays, per call. calc_diff against float64, after the timing.
+submission is not counted), median of 15 replays, per call. calc_diff against float64 once every
+shape is timed, so that no reference GEMM runs on the GPU between two timings.
 
 Usage (ci/h200/race.sh runs it; DeepGEMM on PYTHONPATH):
   python3 ci/h200/deepgemm_time.py --json OUT [--mnk M,N,K ...]   time the shapes
@@ -70,26 +71,34 @@ def graph_us(sets):
 
 
 def time_shape(m, n, k):
+    """The timing row, and (result, inputs) for the check after every shape is timed."""
     row = {"m": m, "n": n, "k": k}
+    kept = None
     try:
         first, host = problem(m, n, k, seed=m + n + k)
         run(first)
         torch.cuda.synchronize()
-        got = first[4].clone()
+        kept = (first[4].clone(), host)
         per_set = m * k + n * k + 2 * m * n + 4 * (m + n) * math.ceil(k / 128)
         copies = max(4, min(32, math.ceil(ROTATE_BYTES / per_set)))  # as TimingOptions::copies
         sets = [first] + [tuple(t.clone() for t in first) for _ in range(copies - 1)]
         row["deepgemm_us"] = graph_us(sets)
         row["TFLOPS"] = 2 * m * n * k / row["deepgemm_us"] / 1e6
         row["copies"] = copies
-        # Checked after the timing: the float64 reference GEMM run on the GPU just before it
-        # slowed the timing of the big-weight shapes by 7-9% (python_race.py says more).
-        row["calc_diff"] = calc_diff(got, block_scaled_reference(*host))
-        del host
+        del sets, first
     except Exception as e:  # a shape DeepGEMM refuses is reported, not fatal
         row["error"] = f"{type(e).__name__}: {e}"[:300]
     torch.cuda.empty_cache()
-    return row
+    return row, kept
+
+
+def check(row, kept):
+    """calc_diff against float64. Run once every shape is timed: a float64 reference GEMM on
+    the GPU slowed the next timing of the big-weight shapes by 7-9% (python_race.py says more)."""
+    if kept is not None:
+        got, host = kept
+        row["calc_diff"] = calc_diff(got, block_scaled_reference(*host))
+    torch.cuda.empty_cache()
 
 
 def main():
@@ -104,11 +113,15 @@ def main():
         run(first)
         torch.cuda.synchronize()
         return
-    rows = []
+    timed = []
     for s in a.mnk:
         m, n, k = (int(x) for x in s.split(","))
-        rows.append(time_shape(m, n, k))
-        print(json.dumps(rows[-1]), flush=True)
+        timed.append(time_shape(m, n, k))
+    rows = []
+    for row, kept in timed:
+        check(row, kept)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
     json.dump(rows, open(a.json, "w"), indent=1)
 
 
