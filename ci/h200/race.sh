@@ -11,7 +11,8 @@
 # BASE_ENV="VAR=value" the third bench runs the shipped files under that environment instead, and
 # with BASE_ARGS="bench arguments" with those arguments (e.g. `--scale-layout column-major`, the
 # activation-scale layout DeepGEMM is given). DG_PASSES=N times DeepGEMM N times after the crate's
-# bench and keeps each shape's fastest pass (its times move more between runs than the crate's).
+# bench and keeps each shape's fastest pass (its times move more between runs than the crate's);
+# DG_ISOLATED=1 times each shape in a process of its own (DeepGEMM's fastest).
 set -u
 B=.device-bin
 P=${PEERS:-.peers}
@@ -46,7 +47,17 @@ wait $dg_build
 dg_json=""
 for p in $(seq 1 "${DG_PASSES:-1}"); do
     f="$OUT/deepgemm.json"; [ "$p" -gt 1 ] && f="$OUT/deepgemm_$p.json"
-    PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-} timeout 300 python3 "$here/deepgemm_time.py" --json "$f" "${args[@]}" >> "$OUT/deepgemm.log" 2>&1
+    if [ -n "${DG_ISOLATED:-}" ]; then
+        # One process per shape: DeepGEMM timed alone ran 4096x24576x1536 in 234 us, three turns
+        # alike, and 238-284 us after the other shapes in one process (H200, 2026-12-02).
+        for s in $shapes; do
+            PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-} timeout 60 python3 "$here/deepgemm_time.py" --json "$f.$s" --mnk "$s" >> "$OUT/deepgemm.log" 2>&1
+        done
+        python3 -c 'import json, sys; json.dump([r for f in sys.argv[2:] for r in json.load(open(f))], open(sys.argv[1], "w"), indent=1)' "$f" $(for s in $shapes; do echo "$f.$s"; done)
+        rm -f "$f".*
+    else
+        PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-} timeout 300 python3 "$here/deepgemm_time.py" --json "$f" "${args[@]}" >> "$OUT/deepgemm.log" 2>&1
+    fi
     echo "deepgemm bench pass $p rc=$?"
     dg_json="${dg_json:+$dg_json,}$f"
 done
