@@ -10,9 +10,9 @@
 # their times and the shipped files' speed over them: a re-tune measured in one call. With
 # BASE_ENV="VAR=value" the third bench runs the shipped files under that environment instead, and
 # with BASE_ARGS="bench arguments" with those arguments (e.g. `--scale-layout column-major`, the
-# activation-scale layout DeepGEMM is given). DG_PASSES=N times DeepGEMM N times after the crate's
-# bench and keeps each shape's fastest pass (its times move more between runs than the crate's);
-# DG_ISOLATED=1 times each shape in a process of its own (DeepGEMM's fastest).
+# activation-scale layout DeepGEMM is given). DeepGEMM is timed at its fastest: each shape in a
+# process of its own (DG_ISOLATED=0: all in one), DG_PASSES=2 times after the crate's bench,
+# each shape keeping its fastest pass.
 set -u
 B=.device-bin
 P=${PEERS:-.peers}
@@ -45,9 +45,9 @@ elif [ -d $B/configs-base ]; then
 fi
 wait $dg_build
 dg_json=""
-for p in $(seq 1 "${DG_PASSES:-1}"); do
+for p in $(seq 1 "${DG_PASSES:-2}"); do
     f="$OUT/deepgemm.json"; [ "$p" -gt 1 ] && f="$OUT/deepgemm_$p.json"
-    if [ -n "${DG_ISOLATED:-}" ]; then
+    if [ "${DG_ISOLATED:-1}" != 0 ]; then
         # One process per shape: DeepGEMM timed alone ran 4096x24576x1536 in 234 us, three turns
         # alike, and 238-284 us after the other shapes in one process (H200, 2026-12-02).
         for s in $shapes; do
