@@ -461,7 +461,7 @@ pub fn build(out_dir: &Path) {
     let mut instances: Vec<(Tile, Vec<&str>)> = all.iter().map(|t| (*t, vec!["bf16", "f16", "f32"])).collect();
     instances.extend(full.difference(&all).map(|t| (*t, vec!["bf16"])));
 
-    // The launcher's `as_load` encoding (cuda/launch_abi.rs) checked against the header's.
+    // The launcher's `as_load` encoding and C box rows (cuda/launch_abi.rs) checked against the header's.
     let abi_check = format!(
         "static_assert(bfp8::AS_CP_ASYNC == {} && bfp8::AS_TMA_ROWS == {} && bfp8::AS_TMA_COLS == {} && bfp8::AS_BS_BULK == {} && bfp8::AS_SLAB_SHIFT == {}, \"cuda/launch_abi.rs mirrors bfp8::AsLoad\");\n",
         launch_abi::AS_CP_ASYNC,
@@ -469,7 +469,7 @@ pub fn build(out_dir: &Path) {
         launch_abi::AS_TMA_COLS,
         launch_abi::AS_BS_BULK,
         launch_abi::AS_SLAB_SHIFT
-    );
+    ) + &format!("static_assert(bfp8::C_BOX_ROWS == {}, \"cuda/launch_abi.rs mirrors bfp8::C_BOX_ROWS\");\n", launch_abi::C_BOX_ROWS);
     let mut parts = vec![abi_check; GEMM_PARTS];
     let mut table = String::new();
     for (i, (t, outs)) in instances.iter().enumerate() {

@@ -172,6 +172,8 @@ template <int REGS> __device__ __forceinline__ void setmaxnreg_dec() { asm volat
 // SM count, bounds small M.
 // Whether a C buffer of BM x BN 16-bit outputs, 1024-aligned after `end`, still fits the shared
 // memory (with the 1024 bytes of alignment slack the launch adds).
+// Rows of a C store box: a consumer warp's 16 (cuda/launch_abi.rs C_BOX_ROWS).
+constexpr int C_BOX_ROWS = 16;
 constexpr bool c_buffer_fits(int end, int bm, int bn) { return (end + 1023) / 1024 * 1024 + bm * bn * 2 + 1024 <= 227 * 1024; }
 
 template <int BM, int BN, int W, int STAGES, int CL = 1, bool KS = false>
@@ -671,8 +673,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // allows one): this warp's 16-row piece of the C buffer, BN / C_BOX boxes.
     constexpr bool TMA_C = T::C_TMA && sizeof(OutT) == 2;
     const bool c_tma = TMA_C && c_by_tma && !split;
-    constexpr int C_BOX_BYTES = 16 * T::C_BOX * 2;
-    uint8_t* const c_piece = smem + (TMA_C ? T::OFF_CBUF : 0) + (wg * 4 + wwarp) * 16 * BN * 2;
+    constexpr int C_BOX_BYTES = C_BOX_ROWS * T::C_BOX * 2;
+    uint8_t* const c_piece = smem + (TMA_C ? T::OFF_CBUF : 0) + (wg * 4 + wwarp) * C_BOX_ROWS * BN * 2;
     uint32_t g = 0;
     // The tile's K blocks i in [i0, nkb - 1) (all but its last) at ring positions g + i,
     // through block(pos, i): up to stage 0 one by one, then (when UNROLL) whole turns of the

@@ -343,7 +343,7 @@ fn tensor_map_c(base: u64, m: usize, n: usize, out: OutDtype, box_cols: u32) -> 
         OutDtype::F16 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         _ => D::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
     };
-    let layout = MapLayout { dims: [n, m], pitch_bytes: 2 * n, boxes: [box_cols, 16], swizzle, l2: L::CU_TENSOR_MAP_L2_PROMOTION_NONE };
+    let layout = MapLayout { dims: [n, m], pitch_bytes: 2 * n, boxes: [box_cols, kernels::C_BOX_ROWS], swizzle, l2: L::CU_TENSOR_MAP_L2_PROMOTION_NONE };
     encode_2d(base, dtype, &layout, "cuTensorMapEncodeTiled (C)")
 }
 
