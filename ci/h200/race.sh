@@ -47,29 +47,21 @@ wait $dg_build
 # One DeepGEMM timing run: deepgemm_time.py with the given arguments.
 dg_time() { PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-} timeout "$1" python3 "$here/deepgemm_time.py" "${@:2}" >> "$OUT/deepgemm.log" 2>&1; }
 dg_json=""
+shape_dir=$(mktemp -d)  # per-shape results (DG_ISOLATED), read by the table, not returned
 for p in $(seq 1 "${DG_PASSES:-2}"); do
     f="$OUT/deepgemm.json"; [ "$p" -gt 1 ] && f="$OUT/deepgemm_$p.json"
     if [ "${DG_ISOLATED:-1}" != 0 ]; then
         # One process per shape: DeepGEMM timed alone ran 4096x24576x1536 in 234 us, three turns
         # alike, and 238-284 us after the other shapes in one process (H200, 2026-12-02).
+        # (A shape whose process failed leaves no file; the table marks it.)
         failed=0
-        for s in $shapes; do dg_time 60 --json "$f.$s" --mnk "$s" || failed=$((failed + 1)); done
-        # (A shape whose process failed gets an error row, which the table shows.)
-        python3 - "$f" $shapes <<'PY'
-import json, os, sys
-out, rows = sys.argv[1], []
-for s in sys.argv[2:]:
-    part = f"{out}.{s}"
-    m, n, k = (int(x) for x in s.split(","))
-    rows += json.load(open(part)) if os.path.exists(part) else [{"m": m, "n": n, "k": k, "error": "no result (see deepgemm.log)"}]
-json.dump(rows, open(out, "w"), indent=1)
-PY
-        rm -f "$f".*
+        for s in $shapes; do
+            if dg_time 60 --json "$shape_dir/$p.$s" --mnk "$s"; then dg_json="${dg_json:+$dg_json,}$shape_dir/$p.$s"; else failed=$((failed + 1)); fi
+        done
         echo "deepgemm bench pass $p: $failed shape(s) failed"
     else
-        dg_time 300 --json "$f" "${args[@]}"
+        dg_time 300 --json "$f" "${args[@]}" && dg_json="${dg_json:+$dg_json,}$f"
         echo "deepgemm bench pass $p rc=$?"
     fi
-    dg_json="${dg_json:+$dg_json,}$f"
 done
 python3 "$here/race_table.py" "$OUT/crate.json" "$dg_json" "${third[@]}" | tee "$OUT/race.md"

@@ -1,5 +1,6 @@
 """One table from `blockfp8 bench --json` and DeepGEMM's bench JSON (ci/h200/race.sh; several
-DeepGEMM passes comma-separated give each shape its fastest pass):
+DeepGEMM files comma-separated, passes or single shapes, give each shape its fastest run; a shape
+with none is marked):
 per shape the crate's tuned path (shipped configs), its kernel default, cuBLASLt and DeepGEMM,
 in microseconds, with the crate's ratio over each and calc_diff, then geometric means. With a
 third JSON (`blockfp8 bench --config-dir` of an earlier commit's configs, race.sh with
@@ -12,7 +13,7 @@ import sys
 crate = json.load(open(sys.argv[1]))
 # DeepGEMM: one JSON, or several passes comma-separated, of which each shape keeps its fastest.
 dg = {}
-for path in sys.argv[2].split(","):
+for path in filter(None, sys.argv[2].split(",")):
     for r in json.load(open(path)):
         key = (r["m"], r["n"], r["k"])
         if key not in dg or ("deepgemm_us" in r and r["deepgemm_us"] < dg[key].get("deepgemm_us", float("inf"))):
@@ -45,7 +46,7 @@ for s in crate["shapes"]:
     meas = s["measurements"]
     default, vendor = get(meas, "kernel_default"), get(meas, "vendor")
     ours, path = users_path(meas)
-    d = dg.get((m, n, k), {})
+    d = dg.get((m, n, k), {"error": "no result (see deepgemm.log)"})
     dg_us = d.get("deepgemm_us")
     fl = 2 * m * n * k
     cells = [str(m), str(n), str(k), f"{ours['time_us']:.1f} ({path})", f"{default['time_us']:.1f}" if default else "-", f"{vendor['time_us']:.1f}" if vendor else "-"]
