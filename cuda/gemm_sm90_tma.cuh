@@ -44,6 +44,14 @@
 #include "common.cuh"
 #include "wgmma.cuh"
 
+#ifndef BLOCKFP8_ITEM_AHEAD
+#define BLOCKFP8_ITEM_AHEAD 0
+#endif
+
+#ifndef BLOCKFP8_C_BY_PRODUCER
+#define BLOCKFP8_C_BY_PRODUCER 0
+#endif
+
 namespace bfp8 {
 
 // A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
@@ -101,6 +109,8 @@ __device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, i
                  "r"(src), "r"(c_inner), "r"(c_outer)
                  : "memory");
 }
+// Named barrier `ID` over `COUNT` threads (whole warps).
+template <int ID, int COUNT> __device__ __forceinline__ void named_bar_sync() { asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(COUNT) : "memory"); }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // Waits until this thread's bulk groups have read their shared-memory sources (so the
 // sources may be rewritten).
@@ -370,6 +380,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     const int KB = (K + 127) / 128;
     const int work = num_pid_m * num_pid_n * splits;
     const bool split = splits > 1;
+    // C_BY_PRODUCER: on the two-consumer tiles with a C buffer, warp 2 of the producer
+    // warpgroup issues the C stores instead of the consumer warps (named barriers C_FREE and
+    // C_FULL over the 8 consumer warps and that warp).
+    constexpr bool STORE_WARP = BLOCKFP8_C_BY_PRODUCER && T::C_TMA && sizeof(OutT) == 2 && T::CONSUMERS == 2 && CL == 1;
+    constexpr int C_FREE = 2, C_FULL = 3, C_SYNC_THREADS = 128 * T::CONSUMERS + 32;
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
     auto item = [&](int w, int& m0, int& n0, int& kb_begin, int& nkb) {
         const int tiles = num_pid_m * num_pid_n, tile = w % tiles, part = w / tiles;
@@ -502,6 +517,28 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 for (int i = 0; i < STAGES; ++i, ++g)
                     if (g >= STAGES) mbar_wait(empty0 + 8 * (g % STAGES), ((g / STAGES) - 1) & 1);
             }
+        } else if (STORE_WARP && wwarp == 2 && c_by_tma && splits == 1) {
+            // C stores (STORE_WARP): once the consumers have written a tile's C into the C
+            // buffer (C_FULL), lane 0 issues its TMA stores, piece by piece as the consumer warps
+            // laid them out, and frees the buffer (C_FREE) once the stores have read it.
+            for (int w = first_item; w < work; w += item_step) {
+                int m0, n0, kb_begin, nkb;
+                item(w, m0, n0, kb_begin, nkb);
+                if (nkb == 0) continue;  // (as the consumers skip it)
+                named_bar_sync<C_FREE, C_SYNC_THREADS>();
+                named_bar_sync<C_FULL, C_SYNC_THREADS>();
+                if (lane == 0) {
+#pragma unroll 1
+                    for (int piece = 0; piece < T::CONSUMERS * 4; ++piece) {
+                        const uint32_t src = s_base + T::OFF_CBUF + piece * 16 * BN * 2;
+#pragma unroll
+                        for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, src + b * 16 * T::C_BOX * 2, n0 + b * T::C_BOX, m0 + piece * 16);
+                    }
+                    bulk_commit();
+                    bulk_wait_read0();
+                }
+            }
+            if (lane == 0) bulk_wait0();  // (the shared memory outlives the stores)
         } else if (wwarp == 1 && !bs_bulk) {
             // Scales: asynchronous 4-byte copies straight into the stage, whose completion
             // arrives on the stage's `full` barrier (cp.async.mbarrier.arrive.noinc, one arrival
@@ -701,8 +738,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // then out by TMA stores.
     auto store_c_tma = [&](int m0, int n0) {
         if constexpr (TMA_C) {
-            if (lane == 0) bulk_wait_read0();  // the previous tile's stores have read the piece
-            __syncwarp();
+            if constexpr (STORE_WARP) {
+                named_bar_sync<C_FREE, C_SYNC_THREADS>();  // the previous tile's stores have read the buffer
+            } else {
+                if (lane == 0) bulk_wait_read0();  // the previous tile's stores have read the piece
+                __syncwarp();
+            }
             // Fragment (row r = lane / 4 + 8h, 8-column group j) into box j / (C_BOX / 8),
             // 16-byte chunk j % (C_BOX / 8) of its row, at the TMA swizzle's place: the chunk
             // index XOR address bits 7-9 (128-byte rows), 7-8 (64) or 7 (32), so the 8 rows of
@@ -738,6 +779,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 }
             }
             fence_proxy_async_smem();
+            if constexpr (STORE_WARP) {
+                named_bar_sync<C_FULL, C_SYNC_THREADS>();  // the store warp issues the stores
+                return;
+            }
             __syncwarp();
             if (lane == 0) {
                 const int row = m0 + wg * 64 + wwarp * 16;
@@ -815,9 +860,29 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     auto no_hook = [] {};
     int tile_n = 0;  // tiles with K blocks so far (the slab parity, as the producer counts)
     uint32_t exchanges = 0;  // (KS) tiles whose sums the pair has added so far
+    // ITEM_AHEAD: the next work item's coordinates, worked out while the tensor cores run this
+    // tile's last K block (its runtime divisions, MUFU chains in the uniform datapath, otherwise
+    // sit between the tile's last promotion and the next tile's first wgmmas).
+    constexpr bool ITEM_AHEAD = BLOCKFP8_ITEM_AHEAD != 0;
+    int nx_m0 = 0, nx_n0 = 0, nx_kbb = 0, nx_nkb = 0;
+    bool nx_ready = false;
     for (int w = first_item; w < work; w += item_step) {
         int m0, n0, kb_begin, nkb;
-        item(w, m0, n0, kb_begin, nkb);
+        if (ITEM_AHEAD && nx_ready) {
+            m0 = nx_m0, n0 = nx_n0, kb_begin = nx_kbb, nkb = nx_nkb;
+            nx_ready = false;
+        } else {
+            item(w, m0, n0, kb_begin, nkb);
+        }
+        // (Runs after the last K block's first wgmmas are issued.)
+        auto fetch_next = [&] {
+            if constexpr (ITEM_AHEAD) {
+                if (w + item_step < work) {
+                    item(w + item_step, nx_m0, nx_n0, nx_kbb, nx_nkb);
+                    nx_ready = true;
+                }
+            }
+        };
         // (KS: a part without K blocks still adds its zeros, so that the pair stays in step.)
         const bool no_blocks = nkb == 0;
         if (no_blocks && !KS) continue;
@@ -865,10 +930,13 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
             scales(g, kb_begin, 0, raw);
             // (PEEL: the first block apart, its first wave's wgmmas followed by start_tile.)
-            if constexpr (PEEL) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, start_tile);
+            if constexpr (PEEL) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, [&] {
+                start_tile();
+                if (nkb == 1) fetch_next();
+            });
             if (!PEEL || nkb > 1) {
                 ring_blocks(IntC<1>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true, no_hook); });
-                k_block(g + nkb - 1, 0, false, !staged, no_hook);
+                k_block(g + nkb - 1, 0, false, !staged, fetch_next);
             }
         } else {
             // The 144/192-wide tiles: the tile's second-block column group picked once,
@@ -884,10 +952,13 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     scales(pos, kb_begin + i, i, raw);
                     retire(acc, pos, raw, j0, 0, release);
                 };
-                if constexpr (PEEL) block(g, 0, nkb > 1 || !staged, start_tile);
+                if constexpr (PEEL) block(g, 0, nkb > 1 || !staged, [&] {
+                    start_tile();
+                    if (nkb == 1) fetch_next();
+                });
                 if (!PEEL || nkb > 1) {
                     ring_blocks(IntC<BN != 144>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { block(pos, i, true, no_hook); });
-                    block(g + nkb - 1, nkb - 1, !staged, no_hook);
+                    block(g + nkb - 1, nkb - 1, !staged, fetch_next);
                 }
             };
             if constexpr (T::SB == 2 && !T::SWAP && BN == 192) {
@@ -1025,7 +1096,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         if constexpr (DEFER_STAGED) if (!c_tma) store_c_staged(c_m0, c_n0, c_s);
     }
     // The CTA's shared memory must outlive the stores that read it.
-    if constexpr (TMA_C) if (c_tma && lane == 0) bulk_wait0();
+    if constexpr (TMA_C && !STORE_WARP) if (c_tma && lane == 0) bulk_wait0();
 }
 
 }  // namespace bfp8
