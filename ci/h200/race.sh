@@ -10,7 +10,8 @@
 # their times and the shipped files' speed over them: a re-tune measured in one call. With
 # BASE_ENV="VAR=value" the third bench runs the shipped files under that environment instead, and
 # with BASE_ARGS="bench arguments" with those arguments (e.g. `--scale-layout column-major`, the
-# activation-scale layout DeepGEMM is given). DeepGEMM is timed at its fastest: each shape in a
+# activation-scale layout DeepGEMM is given), and with BASE_BIN=path another build's CLI (a
+# kernel change raced against the build before it in one call). DeepGEMM is timed at its fastest: each shape in a
 # process of its own (DG_ISOLATED=0: all in one), DG_PASSES=2 times after the crate's bench,
 # each shape keeping its fastest pass.
 set -u
@@ -38,6 +39,10 @@ elif [ -n "${BASE_ARGS:-}" ]; then
     timeout 300 $B/blockfp8 bench --backend cuda --no-progress --no-check --json $BASE_ARGS "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
     echo "crate bench, $BASE_ARGS rc=$?"
     third=("$OUT/crate_base.json" "$BASE_ARGS")
+elif [ -n "${BASE_BIN:-}" ]; then
+    timeout 300 "$BASE_BIN" bench --backend cuda --no-progress --no-check --json "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
+    echo "crate bench, $BASE_BIN rc=$?"
+    third=("$OUT/crate_base.json" "base build")
 elif [ -d $B/configs-base ]; then
     timeout 300 $B/blockfp8 bench --backend cuda --no-progress --no-check --json --config-dir $B/configs-base "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
     echo "crate bench, base configs rc=$?"
