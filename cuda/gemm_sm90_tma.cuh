@@ -44,14 +44,6 @@
 #include "common.cuh"
 #include "wgmma.cuh"
 
-#ifndef BLOCKFP8_ITEM_AHEAD
-#define BLOCKFP8_ITEM_AHEAD 0
-#endif
-
-#ifndef BLOCKFP8_C_BY_PRODUCER
-#define BLOCKFP8_C_BY_PRODUCER 0
-#endif
-
 namespace bfp8 {
 
 // A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
@@ -380,10 +372,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     const int KB = (K + 127) / 128;
     const int work = num_pid_m * num_pid_n * splits;
     const bool split = splits > 1;
-    // C_BY_PRODUCER: on the two-consumer tiles with a C buffer, warp 2 of the producer
-    // warpgroup issues the C stores instead of the consumer warps (named barriers C_FREE and
-    // C_FULL over the 8 consumer warps and that warp).
-    constexpr bool STORE_WARP = BLOCKFP8_C_BY_PRODUCER && T::C_TMA && sizeof(OutT) == 2 && T::CONSUMERS == 2 && CL == 1;
+    // STORE_WARP: on the two-consumer tiles with a C buffer, warp 2 of the producer warpgroup
+    // (otherwise idle) issues the C stores instead of the consumer warps, whose per-box store
+    // loops held them between the next tile's first wgmmas and their wait (named barriers
+    // C_FREE and C_FULL over the 8 consumer warps and that warp). H200: 1.4-1.5% faster on
+    // 128x256 s3 at 4096x24576x1536 and 4096x7168x2048 (BENCHMARKS.md).
+    constexpr bool STORE_WARP = T::C_TMA && sizeof(OutT) == 2 && T::CONSUMERS == 2 && CL == 1;
     constexpr int C_FREE = 2, C_FULL = 3, C_SYNC_THREADS = 128 * T::CONSUMERS + 32;
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
     auto item = [&](int w, int& m0, int& n0, int& kb_begin, int& nkb) {
@@ -530,9 +524,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 if (lane == 0) {
 #pragma unroll 1
                     for (int piece = 0; piece < T::CONSUMERS * 4; ++piece) {
-                        const uint32_t src = s_base + T::OFF_CBUF + piece * 16 * BN * 2;
+                        const uint32_t src = s_base + T::OFF_CBUF + piece * C_BOX_ROWS * BN * 2;
 #pragma unroll
-                        for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, src + b * 16 * T::C_BOX * 2, n0 + b * T::C_BOX, m0 + piece * 16);
+                        for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, src + b * C_BOX_ROWS * T::C_BOX * 2, n0 + b * T::C_BOX, m0 + piece * C_BOX_ROWS);
                     }
                     bulk_commit();
                     bulk_wait_read0();
@@ -860,29 +854,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     auto no_hook = [] {};
     int tile_n = 0;  // tiles with K blocks so far (the slab parity, as the producer counts)
     uint32_t exchanges = 0;  // (KS) tiles whose sums the pair has added so far
-    // ITEM_AHEAD: the next work item's coordinates, worked out while the tensor cores run this
-    // tile's last K block (its runtime divisions, MUFU chains in the uniform datapath, otherwise
-    // sit between the tile's last promotion and the next tile's first wgmmas).
-    constexpr bool ITEM_AHEAD = BLOCKFP8_ITEM_AHEAD != 0;
-    int nx_m0 = 0, nx_n0 = 0, nx_kbb = 0, nx_nkb = 0;
-    bool nx_ready = false;
     for (int w = first_item; w < work; w += item_step) {
         int m0, n0, kb_begin, nkb;
-        if (ITEM_AHEAD && nx_ready) {
-            m0 = nx_m0, n0 = nx_n0, kb_begin = nx_kbb, nkb = nx_nkb;
-            nx_ready = false;
-        } else {
-            item(w, m0, n0, kb_begin, nkb);
-        }
-        // (Runs after the last K block's first wgmmas are issued.)
-        auto fetch_next = [&] {
-            if constexpr (ITEM_AHEAD) {
-                if (w + item_step < work) {
-                    item(w + item_step, nx_m0, nx_n0, nx_kbb, nx_nkb);
-                    nx_ready = true;
-                }
-            }
-        };
+        item(w, m0, n0, kb_begin, nkb);
         // (KS: a part without K blocks still adds its zeros, so that the pair stays in step.)
         const bool no_blocks = nkb == 0;
         if (no_blocks && !KS) continue;
@@ -930,13 +904,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
             scales(g, kb_begin, 0, raw);
             // (PEEL: the first block apart, its first wave's wgmmas followed by start_tile.)
-            if constexpr (PEEL) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, [&] {
-                start_tile();
-                if (nkb == 1) fetch_next();
-            });
+            if constexpr (PEEL) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, start_tile);
             if (!PEEL || nkb > 1) {
                 ring_blocks(IntC<1>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true, no_hook); });
-                k_block(g + nkb - 1, 0, false, !staged, fetch_next);
+                k_block(g + nkb - 1, 0, false, !staged, no_hook);
             }
         } else {
             // The 144/192-wide tiles: the tile's second-block column group picked once,
@@ -952,13 +923,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     scales(pos, kb_begin + i, i, raw);
                     retire(acc, pos, raw, j0, 0, release);
                 };
-                if constexpr (PEEL) block(g, 0, nkb > 1 || !staged, [&] {
-                    start_tile();
-                    if (nkb == 1) fetch_next();
-                });
+                if constexpr (PEEL) block(g, 0, nkb > 1 || !staged, start_tile);
                 if (!PEEL || nkb > 1) {
                     ring_blocks(IntC<BN != 144>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { block(pos, i, true, no_hook); });
-                    block(g + nkb - 1, nkb - 1, !staged, fetch_next);
+                    block(g + nkb - 1, nkb - 1, !staged, no_hook);
                 }
             };
             if constexpr (T::SB == 2 && !T::SWAP && BN == 192) {
