@@ -375,9 +375,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // STORE_WARP: on the two-consumer tiles with a C buffer, warp 2 of the producer warpgroup
     // (otherwise idle) issues the C stores instead of the consumer warps, whose per-box store
     // loops held them between the next tile's first wgmmas and their wait (named barriers
-    // C_FREE and C_FULL over the 8 consumer warps and that warp). H200: 1.4-1.5% faster on
-    // 128x256 s3 at 4096x24576x1536 and 4096x7168x2048 (BENCHMARKS.md).
-    constexpr bool STORE_WARP = T::C_TMA && sizeof(OutT) == 2 && T::CONSUMERS == 2 && CL == 1;
+    // C_FREE and C_FULL over the 8 consumer warps and that warp). H200: 1.3-1.5% faster on
+    // 128x256 s3 at 4096x24576x1536 and 4096x7168x2048, level on 128x192 s4; not on the
+    // 144-wide tile, whose C store is not deferred (4% slower there at 128x18432x7168).
+    constexpr bool STORE_WARP = T::C_TMA && sizeof(OutT) == 2 && T::CONSUMERS == 2 && CL == 1 && BN != 144;
     constexpr int C_FREE = 2, C_FULL = 3, C_SYNC_THREADS = 128 * T::CONSUMERS + 32;
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
     auto item = [&](int w, int& m0, int& n0, int& kb_begin, int& nkb) {

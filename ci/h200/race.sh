@@ -61,7 +61,8 @@ for p in $(seq 1 "${DG_PASSES:-2}"); do
         # (A shape whose process failed leaves no file; the table marks it.)
         failed=0
         for s in $shapes; do
-            if dg_time 60 --json "$shape_dir/$p.$s" --mnk "$s"; then dg_json="${dg_json:+$dg_json,}$shape_dir/$p.$s"; else failed=$((failed + 1)); fi
+            sf="$shape_dir/$p.${s//,/x}.json"  # (no comma: the table splits its list on commas)
+            if dg_time 60 --json "$sf" --mnk "$s"; then dg_json="${dg_json:+$dg_json,}$sf"; else failed=$((failed + 1)); fi
         done
         echo "deepgemm bench pass $p: $failed shape(s) failed"
     else
