@@ -7,7 +7,8 @@
 // - producer: warp 0 issues the TMA copies of the A and B tiles of each 128-wide K block into
 //   a STAGES-deep ring, and of the block's activation scales when their layout allows a TMA
 //   (AS_TMA below), or of a whole tile's scales with its first stage (AS_SLAB); warp 1 copies
-//   the weight scale, and the activation scales of any other layout, with cp.async. Each stage
+//   the weight scale, and the activation scales of any other layout, with cp.async; on the
+//   two-consumer C-buffer tiles warp 2 issues the C stores (STORE_WARP below). Each stage
 //   has a `full` mbarrier (TMA bytes + 32 lanes' cp.async arrivals, or TMA bytes alone when the
 //   slabs carry every scale) and an `empty` one (one arrival per consumer warp once its wgmmas
 //   have read the stage).
@@ -433,8 +434,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     griddep_wait();
 
     if (wg == T::CONSUMERS) {
-        // Producer: warp 0 issues the TMA copies, warp 1 the scale copies (the rest of a
-        // producer warpgroup only lends its registers to the consumers through setmaxnreg).
+        // Producer: warp 0 issues the TMA copies, warp 1 the scale copies, warp 2 (STORE_WARP)
+        // the C stores (the rest of a producer warpgroup only lends its registers to the
+        // consumers through setmaxnreg).
         if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<72>();
         if (wwarp == 0 && lane == 0) {
             const uint32_t stage_bytes = T::A_BYTES + T::B_BYTES + (slab ? 0 : as_load == AS_TMA_ROWS ? T::AS_BYTES : as_load == AS_TMA_COLS ? BM * 4 : 0);
