@@ -373,13 +373,30 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     const int KB = (K + 127) / 128;
     const int work = num_pid_m * num_pid_n * splits;
     const bool split = splits > 1;
-    // STORE_WARP: on the two-consumer tiles with a C buffer, warp 2 of the producer warpgroup
-    // (otherwise idle) issues the C stores instead of the consumer warps, whose per-box store
-    // loops held them between the next tile's first wgmmas and their wait (named barriers
-    // C_FREE and C_FULL over the 8 consumer warps and that warp). H200: 1.3-1.5% faster on
-    // 128x256 s3 at 4096x24576x1536 and 4096x7168x2048, level on 128x192 s4; not on the
-    // 144-wide tile, whose C store is not deferred (4% slower there at 128x18432x7168).
-    constexpr bool STORE_WARP = T::C_TMA && sizeof(OutT) == 2 && T::CONSUMERS == 2 && CL == 1 && BN != 144;
+    // C by TMA store (T::C_TMA, 16-bit C; the launcher passes a map of C when its layout
+    // allows one): the C buffer holds one 16-row piece per consumer warp, each stored as
+    // BN / C_BOX boxes.
+    constexpr bool TMA_C = T::C_TMA && sizeof(OutT) == 2;
+    const bool c_tma = TMA_C && c_by_tma && !split;
+    constexpr int C_BOX_BYTES = C_BOX_ROWS * T::C_BOX * 2, C_PIECE_BYTES = C_BOX_ROWS * BN * 2;
+    // The TMA stores of the piece at shared address `src`: C rows [row, row + 16), columns from n0.
+    auto store_c_piece = [&](uint32_t src, int n0, int row) {
+#pragma unroll
+        for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, src + b * C_BOX_BYTES, n0 + b * T::C_BOX, row);
+    };
+    // 16-bit C by TMA on the two-consumer tiles waits in `total` until the next tile's first
+    // wgmmas are issued, and is stored while they run, so that the tensor cores do not idle
+    // through the epilogue (H200: 1.5-2.6% at M >= 1024 with several tiles per CTA). 128x144
+    // (1-3.5% slower that way) and the one-consumer tiles (0.5-2.8%) store at once, and so do
+    // CTA pairs (CL = 2, tuning builds only), which no GPU run has checked deferred.
+    constexpr bool DEFER_C = TMA_C && T::CONSUMERS == 2 && BN != 144 && CL == 1;
+    // STORE_WARP: on the deferred tiles warp 2 of the producer warpgroup (otherwise idle)
+    // issues the C stores instead of the consumer warps, whose per-box store loops held them
+    // between the next tile's first wgmmas and their wait (named barriers C_FREE and C_FULL
+    // over the 8 consumer warps and that warp). H200: 1.3-1.5% faster on 128x256 s3 at
+    // 4096x24576x1536 and 4096x7168x2048, level on 128x192 s4; 4% slower on 128x144 s5 at
+    // 128x18432x7168, whose C store is not deferred.
+    constexpr bool STORE_WARP = DEFER_C;
     constexpr int C_FREE = 2, C_FULL = 3, C_SYNC_THREADS = 128 * T::CONSUMERS + 32;
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
     auto item = [&](int w, int& m0, int& n0, int& kb_begin, int& nkb) {
@@ -514,7 +531,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 for (int i = 0; i < STAGES; ++i, ++g)
                     if (g >= STAGES) mbar_wait(empty0 + 8 * (g % STAGES), ((g / STAGES) - 1) & 1);
             }
-        } else if (STORE_WARP && wwarp == 2 && c_by_tma && splits == 1) {
+        } else if (STORE_WARP && wwarp == 2 && c_by_tma && splits == 1) {  // (c_tma, spelled so that item() divides by a known 1)
             // C stores (STORE_WARP): once the consumers have written a tile's C into the C
             // buffer (C_FULL), lane 0 issues its TMA stores, piece by piece as the consumer warps
             // laid them out, and frees the buffer (C_FREE) once the stores have read it.
@@ -526,11 +543,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 named_bar_sync<C_FULL, C_SYNC_THREADS>();
                 if (lane == 0) {
 #pragma unroll 1
-                    for (int piece = 0; piece < T::CONSUMERS * 4; ++piece) {
-                        const uint32_t src = s_base + T::OFF_CBUF + piece * C_BOX_ROWS * BN * 2;
-#pragma unroll
-                        for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, src + b * C_BOX_ROWS * T::C_BOX * 2, n0 + b * T::C_BOX, m0 + piece * C_BOX_ROWS);
-                    }
+                    for (int piece = 0; piece < T::CONSUMERS * 4; ++piece)
+                        store_c_piece(s_base + T::OFF_CBUF + piece * C_PIECE_BYTES, n0, m0 + piece * C_BOX_ROWS);
                     bulk_commit();
                     bulk_wait_read0();
                 }
@@ -703,12 +717,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     constexpr int C_PITCH = (BN / 8 / C_PASSES + 7) / 8 * 8 * 16;
     constexpr bool STAGE_C = !T::SWAP && T::CONSUMERS == 2 && sizeof(OutT) == 2 && 4 * 16 * C_PITCH <= T::A_BYTES &&
                              4 * 16 * C_PITCH <= T::B_BYTES;
-    // C by TMA store (T::C_TMA, 16-bit C; the launcher passes a map of C when its layout
-    // allows one): this warp's 16-row piece of the C buffer, BN / C_BOX boxes.
-    constexpr bool TMA_C = T::C_TMA && sizeof(OutT) == 2;
-    const bool c_tma = TMA_C && c_by_tma && !split;
-    constexpr int C_BOX_BYTES = C_BOX_ROWS * T::C_BOX * 2;
-    uint8_t* const c_piece = smem + (TMA_C ? T::OFF_CBUF : 0) + (wg * 4 + wwarp) * C_BOX_ROWS * BN * 2;
+    // (C by TMA) this warp's piece of the C buffer.
+    uint8_t* const c_piece = smem + (TMA_C ? T::OFF_CBUF : 0) + (wg * 4 + wwarp) * C_PIECE_BYTES;
     uint32_t g = 0;
     // The tile's K blocks i in [i0, nkb - 1) (all but its last) at ring positions g + i,
     // through block(pos, i): up to stage 0 one by one, then (when UNROLL) whole turns of the
@@ -725,12 +735,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
         for (; i + 1 < nkb; ++i) block(g + i, i);
     };
-    // 16-bit C by TMA on the two-consumer tiles waits in `total` until the next tile's first
-    // wgmmas are issued, and is stored while they run, so that the tensor cores do not idle
-    // through the epilogue (H200: 1.5-2.6% at M >= 1024 with several tiles per CTA). 128x144
-    // (1-3.5% slower that way) and the one-consumer tiles (0.5-2.8%) store at once, and so do
-    // CTA pairs (CL = 2, tuning builds only), which no GPU run has checked deferred.
-    constexpr bool DEFER_C = TMA_C && T::CONSUMERS == 2 && BN != 144 && CL == 1;
     // C by TMA (c_tma): this warp's piece of tile (m0, n0) from `total` into the C buffer,
     // then out by TMA stores.
     auto store_c_tma = [&](int m0, int n0) {
@@ -782,9 +786,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
             __syncwarp();
             if (lane == 0) {
-                const int row = m0 + wg * 64 + wwarp * 16;
-#pragma unroll
-                for (int b = 0; b < BN / T::C_BOX; ++b) tma_store_2d(tma_c, smem_u32(c_piece) + b * C_BOX_BYTES, n0 + b * T::C_BOX, row);
+                store_c_piece(smem_u32(c_piece), n0, m0 + wg * 64 + wwarp * C_BOX_ROWS);
                 bulk_commit();
             }
         }
