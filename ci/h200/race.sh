@@ -28,25 +28,24 @@ dg_build=$!
 # The crate's bench runs while DeepGEMM compiles (CPU work); DeepGEMM is timed after, alone.
 timeout 420 $B/blockfp8 bench --backend cuda --no-progress --json "${args[@]}" > "$OUT/crate.json" 2> "$OUT/crate.err"
 echo "crate bench rc=$?"
-third=()
+# The third bench, when asked for: the command before `bench`, its extra arguments, its label.
+base=(); extra=(); label=""
 if [ -n "${BASE_ENV:-}" ]; then
     # The same bench through the shipped files under another environment (BASE_ENV="VAR=value ..."):
     # a launch-side change measured in one call.
-    timeout 300 env $BASE_ENV $B/blockfp8 bench --backend cuda --no-progress --no-check --json "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
-    echo "crate bench, $BASE_ENV rc=$?"
-    third=("$OUT/crate_base.json" "$BASE_ENV")
+    base=(env $BASE_ENV "$B/blockfp8"); label=$BASE_ENV
 elif [ -n "${BASE_ARGS:-}" ]; then
-    timeout 300 $B/blockfp8 bench --backend cuda --no-progress --no-check --json $BASE_ARGS "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
-    echo "crate bench, $BASE_ARGS rc=$?"
-    third=("$OUT/crate_base.json" "$BASE_ARGS")
+    base=("$B/blockfp8"); extra=($BASE_ARGS); label=$BASE_ARGS
 elif [ -n "${BASE_BIN:-}" ]; then
-    timeout 300 "$BASE_BIN" bench --backend cuda --no-progress --no-check --json "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
-    echo "crate bench, $BASE_BIN rc=$?"
-    third=("$OUT/crate_base.json" "base build")
+    base=("$BASE_BIN"); label="base build"
 elif [ -d $B/configs-base ]; then
-    timeout 300 $B/blockfp8 bench --backend cuda --no-progress --no-check --json --config-dir $B/configs-base "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
-    echo "crate bench, base configs rc=$?"
-    third=("$OUT/crate_base.json")
+    base=("$B/blockfp8"); extra=(--config-dir "$B/configs-base"); label="base configs"
+fi
+third=()
+if [ ${#base[@]} -gt 0 ]; then
+    timeout 300 "${base[@]}" bench --backend cuda --no-progress --no-check --json ${extra[@]+"${extra[@]}"} "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
+    echo "crate bench, $label rc=$?"
+    third=("$OUT/crate_base.json" "$label")
 fi
 wait $dg_build
 # One DeepGEMM timing run: deepgemm_time.py with the given arguments.
