@@ -104,6 +104,8 @@ __device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, i
 }
 // Named barrier `ID` over `COUNT` threads (whole warps).
 template <int ID, int COUNT> __device__ __forceinline__ void named_bar_sync() { asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(COUNT) : "memory"); }
+// Arrives at named barrier `ID` (of `COUNT` threads) without waiting for it.
+template <int ID, int COUNT> __device__ __forceinline__ void named_bar_arrive() { asm volatile("bar.arrive %0, %1;\n" ::"n"(ID), "n"(COUNT) : "memory"); }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // Waits until this thread's bulk groups have read their shared-memory sources (so the
 // sources may be rewritten).
@@ -539,7 +541,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
                 if (nkb == 0) continue;  // (as the consumers skip it)
+#ifdef BLOCKFP8_STORE_ARRIVE
+                named_bar_arrive<C_FREE, C_SYNC_THREADS>();
+#else
                 named_bar_sync<C_FREE, C_SYNC_THREADS>();
+#endif
                 named_bar_sync<C_FULL, C_SYNC_THREADS>();
                 if (lane == 0) {
 #pragma unroll 1
@@ -618,15 +624,33 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // Issues the 4 wgmmas of ring position g, N-side wave v, into `acc` (a fresh accumulator);
     // `landed`: the stage's `full` barrier was already waited on (a second try-wait of a
     // completed phase still costs its latency, right before the wgmmas).
+    // WG_ORDER: the two consumer warpgroups take turns at issuing their wgmmas (named
+    // barriers TURN0 / TURN1), so that each one's wgmmas reach the tensor cores whole, one
+    // group's after the other's, and a group promotes while the other's run.
+#ifdef BLOCKFP8_WG_ORDER
+    constexpr bool WG_ORDER = T::CONSUMERS == 2;
+#else
+    constexpr bool WG_ORDER = false;
+#endif
+    constexpr int TURN0 = 4, TURN1 = 5;
+    if constexpr (WG_ORDER) if (wg == 1) named_bar_arrive<TURN0, 256>();  // warpgroup 0 goes first
     auto issue = [&](float* acc, auto g, int v, bool landed) {
         const int s = ring_stage<STAGES>(g);
         if (v == 0 && !landed) mbar_wait(full0 + 8 * s, ring_phase<STAGES>(g));
         // Wave v reads weight rows [128 v, 128 v + 128): whole 1024-byte swizzle atoms further on.
         const uint64_t dp = desc_p0 + (uint64_t)(s * P_STRIDE), dq = desc_q0 + (uint64_t)(s * Q_STRIDE + v * T::WN * 128 / 16);
+        if constexpr (WG_ORDER) {
+            if (wg == 0) named_bar_sync<TURN0, 256>();
+            else named_bar_sync<TURN1, 256>();
+        }
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < 4; ++ks) Wgmma<T::WN>::run(acc, dp + 2 * ks, dq + 2 * ks, ks > 0);
         wgmma_commit();
+        if constexpr (WG_ORDER) {
+            if (wg == 0) named_bar_arrive<TURN1, 256>();
+            else named_bar_arrive<TURN0, 256>();
+        }
     };
     // The scales of ring position g, read once per K block. Normal tiles hold rows lrow and
     // lrow + 8: raw = {As[lrow], As[lrow + 8], Bs of each weight-scale block}. Swapped tiles
@@ -781,7 +805,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
             fence_proxy_async_smem();
             if constexpr (STORE_WARP) {
+#ifdef BLOCKFP8_STORE_ARRIVE
+                named_bar_arrive<C_FULL, C_SYNC_THREADS>();  // the store warp issues the stores
+#else
                 named_bar_sync<C_FULL, C_SYNC_THREADS>();  // the store warp issues the stores
+#endif
                 return;
             }
             __syncwarp();
@@ -1070,6 +1098,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     }
     // The CTA's shared memory must outlive the stores that read it.
     if constexpr (TMA_C && !STORE_WARP) if (c_tma && lane == 0) bulk_wait0();
+    // (WG_ORDER) takes warpgroup 1's last turn signal, so that no arrival outlives the CTA.
+    if constexpr (WG_ORDER) if (wg == 0) named_bar_sync<TURN0, 256>();
 }
 
 }  // namespace bfp8
