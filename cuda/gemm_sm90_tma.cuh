@@ -391,7 +391,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // through the epilogue (H200: 1.5-2.6% at M >= 1024 with several tiles per CTA). 128x144
     // (1-3.5% slower that way) and the one-consumer tiles (0.5-2.8%) store at once, and so do
     // CTA pairs (CL = 2, tuning builds only), which no GPU run has checked deferred.
+#ifdef BLOCKFP8_PAIR_DEFER
+    constexpr bool DEFER_C = TMA_C && T::CONSUMERS == 2 && BN != 144;
+#else
     constexpr bool DEFER_C = TMA_C && T::CONSUMERS == 2 && BN != 144 && CL == 1;
+#endif
     // STORE_WARP: on the deferred tiles warp 2 of the producer warpgroup (otherwise idle)
     // issues the C stores instead of the consumer warps, whose per-box store loops held them
     // between the next tile's first wgmmas and their wait (named barriers C_FREE and C_FULL
@@ -837,6 +841,25 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 #pragma unroll
             for (int p = 0; p < C_PASSES; ++p) {
                 constexpr int JP = RT / 4 / C_PASSES, CH = BN / 8 / C_PASSES;  // 8-column groups per pass
+#ifdef BLOCKFP8_STAGED_STSM
+                constexpr bool STSM = JP % 2 == 0;
+#else
+                constexpr bool STSM = false;
+#endif
+                if constexpr (STSM) {
+                    // stmatrix: groups jj and jj + 1, rows 0-7 and 8-15 (lane l: row l % 8 of
+                    // fragment l / 8), as the C-buffer store above.
+                    const int q = sl / 8, r = sl % 8 + 8 * (q & 1);
+#pragma unroll
+                    for (int jj = 0; jj < JP; jj += 2) {
+                        const int j = p * JP + jj, c = jj + (q >> 1);
+                        const int chunk = (c & ~7) | ((c ^ r) & 7);
+                        const uint32_t addr = smem_u32(region) + r * C_PITCH + chunk * 16;
+                        const uint32_t r0 = pack2<OutT>(total[4 * j], total[4 * j + 1]), r1 = pack2<OutT>(total[4 * j + 2], total[4 * j + 3]);
+                        const uint32_t r2 = pack2<OutT>(total[4 * j + 4], total[4 * j + 5]), r3 = pack2<OutT>(total[4 * j + 6], total[4 * j + 7]);
+                        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+                    }
+                } else {
 #pragma unroll
                 for (int jj = 0; jj < JP; ++jj) {
                     const int j = p * JP + jj;
@@ -847,6 +870,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                         const uint32_t v = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
                         *reinterpret_cast<uint32_t*>(region + r * C_PITCH + chunk * 16 + (sl % 4) * 4) = v;
                     }
+                }
                 }
                 __syncwarp();
 #pragma unroll
