@@ -104,8 +104,6 @@ __device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, i
 }
 // Named barrier `ID` over `COUNT` threads (whole warps).
 template <int ID, int COUNT> __device__ __forceinline__ void named_bar_sync() { asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(COUNT) : "memory"); }
-// Arrives at named barrier `ID` (of `COUNT` threads) without waiting for it.
-template <int ID, int COUNT> __device__ __forceinline__ void named_bar_arrive() { asm volatile("bar.arrive %0, %1;\n" ::"n"(ID), "n"(COUNT) : "memory"); }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // Waits until this thread's bulk groups have read their shared-memory sources (so the
 // sources may be rewritten).
@@ -391,11 +389,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // through the epilogue (H200: 1.5-2.6% at M >= 1024 with several tiles per CTA). 128x144
     // (1-3.5% slower that way) and the one-consumer tiles (0.5-2.8%) store at once, and so do
     // CTA pairs (CL = 2, tuning builds only), which no GPU run has checked deferred.
-#ifdef BLOCKFP8_PAIR_DEFER
-    constexpr bool DEFER_C = TMA_C && T::CONSUMERS == 2 && BN != 144;
-#else
     constexpr bool DEFER_C = TMA_C && T::CONSUMERS == 2 && BN != 144 && CL == 1;
-#endif
     // STORE_WARP: on the deferred tiles warp 2 of the producer warpgroup (otherwise idle)
     // issues the C stores instead of the consumer warps, whose per-box store loops held them
     // between the next tile's first wgmmas and their wait (named barriers C_FREE and C_FULL
@@ -545,11 +539,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
                 if (nkb == 0) continue;  // (as the consumers skip it)
-#ifdef BLOCKFP8_STORE_ARRIVE
-                named_bar_arrive<C_FREE, C_SYNC_THREADS>();
-#else
                 named_bar_sync<C_FREE, C_SYNC_THREADS>();
-#endif
                 named_bar_sync<C_FULL, C_SYNC_THREADS>();
                 if (lane == 0) {
 #pragma unroll 1
@@ -628,33 +618,15 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // Issues the 4 wgmmas of ring position g, N-side wave v, into `acc` (a fresh accumulator);
     // `landed`: the stage's `full` barrier was already waited on (a second try-wait of a
     // completed phase still costs its latency, right before the wgmmas).
-    // WG_ORDER: the two consumer warpgroups take turns at issuing their wgmmas (named
-    // barriers TURN0 / TURN1), so that each one's wgmmas reach the tensor cores whole, one
-    // group's after the other's, and a group promotes while the other's run.
-#ifdef BLOCKFP8_WG_ORDER
-    constexpr bool WG_ORDER = T::CONSUMERS == 2;
-#else
-    constexpr bool WG_ORDER = false;
-#endif
-    constexpr int TURN0 = 4, TURN1 = 5;
-    if constexpr (WG_ORDER) if (wg == 1) named_bar_arrive<TURN0, 256>();  // warpgroup 0 goes first
     auto issue = [&](float* acc, auto g, int v, bool landed) {
         const int s = ring_stage<STAGES>(g);
         if (v == 0 && !landed) mbar_wait(full0 + 8 * s, ring_phase<STAGES>(g));
         // Wave v reads weight rows [128 v, 128 v + 128): whole 1024-byte swizzle atoms further on.
         const uint64_t dp = desc_p0 + (uint64_t)(s * P_STRIDE), dq = desc_q0 + (uint64_t)(s * Q_STRIDE + v * T::WN * 128 / 16);
-        if constexpr (WG_ORDER) {
-            if (wg == 0) named_bar_sync<TURN0, 256>();
-            else named_bar_sync<TURN1, 256>();
-        }
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < 4; ++ks) Wgmma<T::WN>::run(acc, dp + 2 * ks, dq + 2 * ks, ks > 0);
         wgmma_commit();
-        if constexpr (WG_ORDER) {
-            if (wg == 0) named_bar_arrive<TURN1, 256>();
-            else named_bar_arrive<TURN0, 256>();
-        }
     };
     // The scales of ring position g, read once per K block. Normal tiles hold rows lrow and
     // lrow + 8: raw = {As[lrow], As[lrow + 8], Bs of each weight-scale block}. Swapped tiles
@@ -809,11 +781,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
             fence_proxy_async_smem();
             if constexpr (STORE_WARP) {
-#ifdef BLOCKFP8_STORE_ARRIVE
-                named_bar_arrive<C_FULL, C_SYNC_THREADS>();  // the store warp issues the stores
-#else
                 named_bar_sync<C_FULL, C_SYNC_THREADS>();  // the store warp issues the stores
-#endif
                 return;
             }
             __syncwarp();
@@ -827,7 +795,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // The last stage's A and B tiles (every consumer's wgmmas are done with them after
     // the barrier) hold each warp's 16-row piece of C: warpgroup 0's in the B tile,
     // warpgroup 1's in the A tile, a 192- or 256-wide tile in two passes of half its
-    // columns. The fragments go in as 4-byte stores, 16-byte chunk c of row r at chunk c ^ (r % 8)
+    // columns. The fragments go in by stmatrix (four 8x8 fragments an instruction; H200: 0.1-0.4%
+    // ahead of 4-byte stores on 128x256 s4), 16-byte chunk c of row r at chunk c ^ (r % 8)
     // (no bank conflicts), and come back as 16-byte pieces of rows, so each warp store
     // writes whole 128-byte lines (fragments stored directly scatter over 8 rows).
     auto store_c_staged = [&](int m0, int n0, int s) {
@@ -841,12 +810,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 #pragma unroll
             for (int p = 0; p < C_PASSES; ++p) {
                 constexpr int JP = RT / 4 / C_PASSES, CH = BN / 8 / C_PASSES;  // 8-column groups per pass
-#ifdef BLOCKFP8_STAGED_STSM
-                constexpr bool STSM = JP % 2 == 0;
-#else
-                constexpr bool STSM = false;
-#endif
-                if constexpr (STSM) {
+                if constexpr (JP % 2 == 0) {
                     // stmatrix: groups jj and jj + 1, rows 0-7 and 8-15 (lane l: row l % 8 of
                     // fragment l / 8), as the C-buffer store above.
                     const int q = sl / 8, r = sl % 8 + 8 * (q & 1);
@@ -860,17 +824,18 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                         asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
                     }
                 } else {
+                    // (144 wide: 9 groups a pass, so 4-byte stores)
 #pragma unroll
-                for (int jj = 0; jj < JP; ++jj) {
-                    const int j = p * JP + jj;
+                    for (int jj = 0; jj < JP; ++jj) {
+                        const int j = p * JP + jj;
 #pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int r = sl / 4 + 8 * h;
-                        const int chunk = (jj & ~7) | ((jj ^ r) & 7);
-                        const uint32_t v = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
-                        *reinterpret_cast<uint32_t*>(region + r * C_PITCH + chunk * 16 + (sl % 4) * 4) = v;
+                        for (int h = 0; h < 2; ++h) {
+                            const int r = sl / 4 + 8 * h;
+                            const int chunk = (jj & ~7) | ((jj ^ r) & 7);
+                            const uint32_t v = pack2<OutT>(total[4 * j + 2 * h], total[4 * j + 2 * h + 1]);
+                            *reinterpret_cast<uint32_t*>(region + r * C_PITCH + chunk * 16 + (sl % 4) * 4) = v;
+                        }
                     }
-                }
                 }
                 __syncwarp();
 #pragma unroll
@@ -1122,8 +1087,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     }
     // The CTA's shared memory must outlive the stores that read it.
     if constexpr (TMA_C && !STORE_WARP) if (c_tma && lane == 0) bulk_wait0();
-    // (WG_ORDER) takes warpgroup 1's last turn signal, so that no arrival outlives the CTA.
-    if constexpr (WG_ORDER) if (wg == 0) named_bar_sync<TURN0, 256>();
 }
 
 }  // namespace bfp8
