@@ -95,11 +95,6 @@ __device__ __forceinline__ void bulk_load_1d(uint32_t dst, const void* src, uint
                  "l"(reinterpret_cast<uint64_t>(src)), "r"(bytes), "r"(bar)
                  : "memory");
 }
-// Brings the box at (c_inner, c_outer) of a tensor into L2 only (nothing lands in this CTA).
-__device__ __forceinline__ void tma_prefetch_l2_2d(const TmaDesc* map, int c_inner, int c_outer) {
-    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c_inner), "r"(c_outer)
-                 : "memory");
-}
 // TMA store of a box from shared memory at `src` to the tensor at (c_inner, c_outer) (parts
 // past the tensor's ends are not written), in this thread's current bulk group.
 __device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, int c_inner, int c_outer) {
@@ -449,22 +444,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     }
     if constexpr (CL > 1) cluster_sync();  // the peer's barriers exist before any remote use
     else __syncthreads();
-    // The operands of this CTA's first ring stages go into L2 while the kernel before it on the
-    // stream finishes (the wait below), so that its first loads after the wait hit L2. A
-    // prefetch returns nothing to the CTA, and L2 is where that kernel's writes land: the loads
-    // after the wait still see them.
-    if (wg == T::CONSUMERS && wwarp == 0 && lane == 0 && first_item < work) {
-        int m0, n0, kb_begin, nkb;
-        item(first_item, m0, n0, kb_begin, nkb);
-        for (int i = 0; i < min(nkb, STAGES); ++i) {
-            const int k0 = (kb_begin + i) * 128;
-            tma_prefetch_l2_2d(tma_a, k0, m0);
-            tma_prefetch_l2_2d(tma_b, k0, n0 + (MC > 1 ? (int)rank * (BN / 2) : 0));  // (this CTA's half with multicast)
-        }
-        // The first stage's activation-scale box (or the tile's slab: the map's box is the slab).
-        if (nkb > 0 && as_load == AS_TMA_ROWS) tma_prefetch_l2_2d(tma_as, kb_begin & ~3, m0);
-        else if (nkb > 0 && as_load == AS_TMA_COLS) tma_prefetch_l2_2d(tma_as, m0, kb_begin);
-    }
     // Launched as a programmatic dependent launch, this CTA may have started while the
     // previous kernel on the stream still runs: the set-up above touched only shared memory
     // and parameters, and no thread reads or writes global memory before that kernel has
