@@ -1,4 +1,0 @@
-#!/usr/bin/env bash
-# Session 27, call 6 (H200, $OUT set; run as this command line): GROUP_SIZE_M of the K >= 7168
-# entries at M = 1024-4096 (folders E and F of s27_cfg_variants.py) against the shipped files.
-R=$OUT/r; mkdir -p $R; shapes="--mnk 1024,4096,7168 --mnk 2048,4096,7168 --mnk 4096,4096,7168 --mnk 4096,7168,16384 --mnk 1024,18432,7168"; for r in 1 2 3; do for v in ship E F; do extra=""; [ $v != ship ] && extra="--config-dir .devx/cfg-$v"; timeout 80 .device-bin/blockfp8 bench --backend cuda --no-progress --no-check --json $extra $shapes > $R/${v}_$r.json 2>/dev/null; echo "$r $v $?"; done; done; for v in E F; do echo "== $v"; python3 ci/h200/ab_compare.py $R/ship_1.json,$R/ship_2.json,$R/ship_3.json $R/${v}_1.json,$R/${v}_2.json,$R/${v}_3.json | tee $R/ab_$v.md; done; tar czf $OUT/r.tgz -C $OUT r
