@@ -335,6 +335,14 @@ __device__ __forceinline__ void store_one(OutT* C, float* ws, bool split, int M,
     else C[(size_t)row * N + col] = from_f32<OutT>(v);
 }
 
+// stmatrix .x4 of 16-bit C: four 8x8 fragments, t[0..3] rows 0-7 and 8-15 of one 8-column group
+// of a consumer's fragment layout and t[4..7] those of the next group, packed to OutT pairs;
+// lane l gives the shared address of row l % 8 of fragment l / 8.
+template <typename OutT> __device__ __forceinline__ void stmatrix_x4(uint32_t addr, const float* t) {
+    const uint32_t r0 = pack2<OutT>(t[0], t[1]), r1 = pack2<OutT>(t[2], t[3]), r2 = pack2<OutT>(t[4], t[5]), r3 = pack2<OutT>(t[6], t[7]);
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+}
+
 // Persistent: CTA b takes work items b, b + gridDim.x, ... (item = split * tiles + tile, tiles
 // in grouped order, so CTAs running together share A and B tiles in L2). Producer and consumers walk the same sequence of K blocks, so one running
 // counter `g` gives every K block its ring stage (g % STAGES) and barrier phase; the producer
@@ -753,19 +761,14 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             auto swizzle = [](int r) { return T::C_BOX == 64 ? r & 7 : T::C_BOX == 32 ? (r >> 1) & 3 : (r >> 2) & 1; };
             if constexpr (DEFER_C) {
                 // On the deferred tiles (where it was measured: 0.1-0.9% ahead of 4-byte stores)
-                // by stmatrix: four 8x8 fragments of 16-bit pairs per instruction, lane l giving
-                // the address of row l % 8 of fragment l / 8 (fragments: rows 0-7 and 8-15 of
-                // groups j and j + 1).
+                // by stmatrix (stmatrix_x4: groups j and j + 1).
                 constexpr int CHUNKS = T::C_BOX / 8;
                 const int q = sl / 8, r = sl % 8 + 8 * (q & 1), sw = swizzle(r);
                 const uint32_t row_addr = smem_u32(c_piece) + r * (2 * T::C_BOX);
 #pragma unroll
                 for (int j = 0; j < RT / 4; j += 2) {
                     const int c = j % CHUNKS + (q >> 1);
-                    const uint32_t addr = row_addr + (j / CHUNKS) * C_BOX_BYTES + ((c ^ sw) * 16);
-                    const uint32_t r0 = pack2<OutT>(total[4 * j], total[4 * j + 1]), r1 = pack2<OutT>(total[4 * j + 2], total[4 * j + 3]);
-                    const uint32_t r2 = pack2<OutT>(total[4 * j + 4], total[4 * j + 5]), r3 = pack2<OutT>(total[4 * j + 6], total[4 * j + 7]);
-                    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+                    stmatrix_x4<OutT>(row_addr + (j / CHUNKS) * C_BOX_BYTES + ((c ^ sw) * 16), total + 4 * j);
                 }
             } else {
 #pragma unroll
@@ -811,17 +814,13 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             for (int p = 0; p < C_PASSES; ++p) {
                 constexpr int JP = RT / 4 / C_PASSES, CH = BN / 8 / C_PASSES;  // 8-column groups per pass
                 if constexpr (JP % 2 == 0) {
-                    // stmatrix: groups jj and jj + 1, rows 0-7 and 8-15 (lane l: row l % 8 of
-                    // fragment l / 8), as the C-buffer store above.
+                    // stmatrix_x4: groups jj and jj + 1, as the C-buffer store above.
                     const int q = sl / 8, r = sl % 8 + 8 * (q & 1);
 #pragma unroll
                     for (int jj = 0; jj < JP; jj += 2) {
                         const int j = p * JP + jj, c = jj + (q >> 1);
                         const int chunk = (c & ~7) | ((c ^ r) & 7);
-                        const uint32_t addr = smem_u32(region) + r * C_PITCH + chunk * 16;
-                        const uint32_t r0 = pack2<OutT>(total[4 * j], total[4 * j + 1]), r1 = pack2<OutT>(total[4 * j + 2], total[4 * j + 3]);
-                        const uint32_t r2 = pack2<OutT>(total[4 * j + 4], total[4 * j + 5]), r3 = pack2<OutT>(total[4 * j + 6], total[4 * j + 7]);
-                        asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+                        stmatrix_x4<OutT>(smem_u32(region) + r * C_PITCH + chunk * 16, total + 4 * j);
                     }
                 } else {
                     // (144 wide: 9 groups a pass, so 4-byte stores)
