@@ -406,6 +406,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // 128x18432x7168, whose C store is not deferred.
     constexpr bool STORE_WARP = DEFER_C;
     constexpr int C_FREE = 2, C_FULL = 3, C_SYNC_THREADS = 128 * T::CONSUMERS + 32;
+    constexpr int C_STAGED = 1;  // (named barrier of the staged C store's two consumer warpgroups, below)
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
     auto item = [&](int w, int& m0, int& n0, int& kb_begin, int& nkb) {
         const int tiles = num_pid_m * num_pid_n, tile = w % tiles, part = w / tiles;
@@ -804,7 +805,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // writes whole 128-byte lines (fragments stored directly scatter over 8 rows).
     auto store_c_staged = [&](int m0, int n0, int s) {
         if constexpr (STAGE_C) {
-            asm volatile("bar.sync 1, 256;\n" ::: "memory");
+            named_bar_sync<C_STAGED, 256>();
             uint8_t* region = smem + (wg == 0 ? T::OFF_B + s * T::B_BYTES : s * T::A_BYTES) + wwarp * 16 * C_PITCH;
             const int row0 = m0 + wg * 64 + wwarp * 16;
             const bool vec = c_rows_vec16(C, N);
