@@ -73,11 +73,10 @@ impl Tile {
         // kernel default; K=7168 13.8 against 14.2).
         let narrow = self.bn == 32 && self.bm == 64 && self.warps == 4;
         let tma_common = wgmma_build && self.stages >= 3 && (self.bn == 64 || self.bn == 128 || narrow);
-        // 128x144 / 128x176 / 128x192: two consumers of 64x144 / 64x176 / 64x192 (192 the
-        // widest accumulators that fit the registers; 144 is DeepGEMM's tile for N = 18432, one
-        // wave of 128 tiles; 176 cuts N = 2112 into 12 tiles); 128x256: two consumers of 64x256
-        // in two waves of 128 columns.
-        let wide = wgmma_build && self.stages >= 3 && self.bm == 128 && matches!(self.bn, 144 | 176 | 192 | 256) && self.warps == 8;
+        // 128x144 / 128x192: two consumers of 64x144 / 64x192 (192 the widest accumulators
+        // that fit the registers; 144 is DeepGEMM's tile for N = 18432, one wave of 128 tiles);
+        // 128x256: two consumers of 64x256 in two waves of 128 columns.
+        let wide = wgmma_build && self.stages >= 3 && self.bm == 128 && matches!(self.bn, 144 | 192 | 256) && self.warps == 8;
         if wide || (tma_common && (self.bm == 64 || self.bm == 128) && self.warps == 4 * (self.bm / 64)) {
             Body::Tma { swap: false }
         } else if tma_common && matches!(self.bm, 16 | 32 | 64) && self.warps == 4 * (self.bn / 64) {
@@ -109,8 +108,7 @@ impl Tile {
         // per stage, else BM floats.
         let as_row = if self.scale_tma(body) { 4 } else { 1 };
         let scales_b = self.stages * (self.bm + self.bn) * 128 + self.stages * self.bm * 4 * as_row;
-        // (TmaTile::SB: a 176-wide tile can span three.)
-        let weight_scale_blocks = match self.bn { 176 => 3, 129.. => 2, _ => 1 };
+        let weight_scale_blocks = if self.bn > 128 { 2 } else { 1 };
         let bars = (scales_b + self.stages * 4 * weight_scale_blocks).div_ceil(8) * 8;
         let c_stage = if matches!(body, Body::Tma { swap: true }) { self.warps * self.bm * 24 * 2 } else { 0 };
         (bars + 16 * self.stages).div_ceil(16) * 16 + c_stage
@@ -200,10 +198,10 @@ fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
     if t.bm == 0 || t.bm % 16 != 0 || t.bm > 256 {
         return Some(format!("BLOCK_SIZE_M={} (needs a multiple of 16 up to 256)", t.bm));
     }
-    let wide = matches!(t.bn, 144 | 176 | 192 | 256) && body == (Body::Tma { swap: false });
+    let wide = matches!(t.bn, 144 | 192 | 256) && body == (Body::Tma { swap: false });
     if !wide && (t.bn < 16 || 128 % t.bn != 0) {
         return Some(format!(
-            "BLOCK_SIZE_N={} (needs 16, 32, 64 or 128, or 144 / 176 / 192 / 256 with BLOCK_SIZE_M=128, num_warps=8, num_stages>=3 on sm_90a)",
+            "BLOCK_SIZE_N={} (needs 16, 32, 64 or 128, or 144 / 192 / 256 with BLOCK_SIZE_M=128, num_warps=8, num_stages>=3 on sm_90a)",
             t.bn
         ));
     }
@@ -258,12 +256,12 @@ fn default_tiles(wgmma_build: bool) -> Vec<Tile> {
 fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
     let mut out = Vec::new();
     for bm in [16, 32, 64, 128] {
-        for bn in [32, 64, 128, 144, 176, 192, 256] {
+        for bn in [32, 64, 128, 144, 192, 256] {
             for warps in [4, 8] {
                 for stages in [3, 4, 5, 6, 8, 12] {
                     let t = Tile { bm, bn, warps, stages, cluster: 1, splits_k: false };
                     let tma = matches!(t.body(true), Body::Tma { .. });
-                    // 144, 176, 192 and 256 exist only on the TMA body.
+                    // 144, 192 and 256 exist only on the TMA body.
                     let wanted = if wgmma_build { tma } else { bn <= 128 };
                     if wanted && tile_problem(&t, wgmma_build).is_none() {
                         out.push(t);

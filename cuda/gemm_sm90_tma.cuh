@@ -26,8 +26,8 @@
 // and a 64-token tile can read 128 weight rows per A tile with two consumer warpgroups.
 // Tiles: BN 32/64/128 lie inside one 128-wide weight-scale block; BN 144 and 192 (two
 // consumers of 64x144 / 64x192, 192 the widest accumulators that fit the registers) span two,
-// so each stage carries two weight scales; BN 176 (N = 2112 in 12 tiles, where 11 of 192
-// leave a third of the last wave's SMs idle) spans three from a block's last 48 columns on. BN 256 covers two blocks in two waves of 128 columns: per K block each
+// so each stage carries two
+// weight scales. BN 256 covers two blocks in two waves of 128 columns: per K block each
 // consumer issues, waits for and promotes one wave, then the other, so it holds one 64x128
 // accumulator and 64x256 totals (64 + 128 registers, as 96 + 96 at 128x192).
 // With 16-bit output, swapped tiles stage C through shared memory of their own; normal tiles
@@ -44,12 +44,6 @@
 #pragma once
 #include "common.cuh"
 #include "wgmma.cuh"
-
-// Whether the 176-wide tile's K loop runs whole turns of the ring unrolled (as 192) or block by
-// block (as 144); a build-time switch for A/Bs.
-#ifndef BLOCKFP8_N176_UNROLL
-#define BLOCKFP8_N176_UNROLL 1
-#endif
 
 namespace bfp8 {
 
@@ -200,8 +194,7 @@ struct TmaTile {
     static constexpr int THREADS = 128 * CONSUMERS + (CONSUMERS == 2 ? 128 : 64);
     // Weight-scale blocks (128 wide) a BN tile can touch: a 192-wide tile starts at a block
     // edge or in a block's middle, so it spans two.
-    // (176 wide from column 96 or 112 of a block, three.)
-    static constexpr int SB = BN == 176 ? 3 : BN > 128 ? 2 : 1;
+    static constexpr int SB = BN > 128 ? 2 : 1;
     static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128;
     // Activation scales by TMA (AsLoad below) on the two-consumer normal tiles only: there it
     // gained 1-2% at M >= 1024, while the one-consumer and swapped tiles, whose few K blocks
@@ -258,9 +251,9 @@ struct TmaTile {
     static constexpr bool C_TMA = !SWAP && c_buffer_fits(X_END, BM, BN);
     static constexpr int SMEM = C_TMA ? OFF_CBUF + BM * BN * 2 : X_END;
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
-    static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || ((WN == 144 || WN == 176 || WN == 192) && !SWAP && CONSUMERS == 2), "wgmma N");
-    static_assert((BN <= 128 && 128 % BN == 0) || BN == 144 || BN == 176 || BN == 192 || (BN == 256 && NWAVES == 2 && CONSUMERS == 2),
-                  "a BN tile lies inside one weight-scale block, or 144 / 176 / 192 wide spans two or three, or 256 wide covers two in waves");
+    static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || ((WN == 144 || WN == 192) && !SWAP && CONSUMERS == 2), "wgmma N");
+    static_assert((BN <= 128 && 128 % BN == 0) || BN == 144 || BN == 192 || (BN == 256 && NWAVES == 2 && CONSUMERS == 2),
+                  "a BN tile lies inside one weight-scale block, or 144 / 192 wide spans two, or 256 wide covers two in waves");
     static_assert(MC == 1 || (MC == 2 && !SWAP && BN % 16 == 0), "multicast pairs normal tiles (each CTA loads BN / 2 weight rows)");
     static_assert(!KS || (CL == 2 && CONSUMERS == 1 && !SWAP), "K-split pairs of one-consumer normal tiles");
 };
@@ -652,7 +645,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // block's wgmmas, whose issue then waited for shared memory (H200 ncu of 128x256: 7% of
     // the stall samples on those products). The H200 A/B: 128x256 +0.6-3%, 64x64 +2%;
     // 128x192 and the swapped tiles lost 3% that way, so they read in the block.
-    constexpr bool AHEAD = !T::SWAP && !(T::SB >= 2 && T::NWAVES == 1);
+    constexpr bool AHEAD = !T::SWAP && !(T::SB == 2 && T::NWAVES == 1);
     constexpr int NRAW = T::SWAP ? R / 2 : 2 + T::SB;
     // A-scale row r of K block kb sits at [r * as_rs + (kb & as_cmask)] of its stage, or in
     // the tile's slab at [r * slab_kb + j] (row-major box) or [j * BM + r] (column-major),
@@ -687,12 +680,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // (Overlapping this promotion with more wgmmas measured slower every way tried: a second
     // accumulator (two-consumer tiles, and alternating on one-consumer tiles), column halves,
     // turn-taking; BENCHMARKS.md, "How we got here".)
-    // jb: on the 144/176/192-wide tiles IntC<J0>, J0 the tile's first 8-column group in its
-    // second weight-scale block (the third, 176 wide, from J0 + 16); elsewhere an int the
-    // promotion does not need.
+    // jb: on the 144/192-wide tiles IntC<J0>, J0 the tile's first 8-column group in its second
+    // weight-scale block; elsewhere an int the promotion does not need.
     auto retire = [&](float* acc, auto g, const float* raw, auto jb, int v, bool release) {
         // sc[2b + h]: row lrow + 8h times weight-scale block b (normal tiles).
-        float sc[T::SWAP ? 1 : 2 * T::SB];
+        float sc[T::SWAP ? 1 : 4];
         if constexpr (!T::SWAP) {
 #pragma unroll
             for (int b = 0; b < T::SB; ++b) {
@@ -705,13 +697,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         fence_regs<R>(acc);
         if (release) release_stage(ring_stage<STAGES>(g));
         float* tot = total + v * R;
-        // J0 (compile time, so no per-column select): groups j >= J0 take the second block,
-        // j >= J0 + 16 the third.
+        // J0 (compile time, so no per-column select): groups j >= J0 take the second block.
         auto promote = [&](auto j0) {
             constexpr int J0 = decltype(j0)::value;
 #pragma unroll
             for (int j = 0; j < R / 4; ++j) {
-                const int h = T::NWAVES > 1 ? 2 * v : T::SB == 3 && j >= J0 + 16 ? 4 : j >= J0 ? 2 : 0;
+                const int h = T::NWAVES > 1 ? 2 * v : j >= J0 ? 2 : 0;
                 const float x0 = T::SWAP ? raw[2 * j] : sc[h], x1 = T::SWAP ? raw[2 * j + 1] : sc[h];
                 const float y0 = T::SWAP ? raw[2 * j] : sc[h + 1], y1 = T::SWAP ? raw[2 * j + 1] : sc[h + 1];
                 tot[4 * j + 0] = fmaf(x0, acc[4 * j + 0], tot[4 * j + 0]);
@@ -721,7 +712,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             }
         };
         if constexpr (!IsInt<decltype(jb)>::value) {
-            promote(jb);  // the 144/176/192-wide tiles: chosen once per tile, outside the K loop
+            promote(jb);  // the 144/192-wide tiles: chosen once per tile, outside the K loop
         } else {
             promote(IntC<R / 4>{});
         }
@@ -941,14 +932,13 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 k_block(g + nkb - 1, 0, false, !staged, no_hook);
             }
         } else {
-            // The 144/176/192-wide tiles: the tile's second-block column group picked once,
+            // The 144/192-wide tiles: the tile's second-block column group picked once,
             // outside the K loop (one loop per start offset, as DeepGEMM compiles one per
             // offset). The swapped tiles keep one loop over the tile's blocks (below).
             auto k_loop = [&](auto j0) {
                 // As above, the last block apart (no staged-C check in the steady loop).
                 // 128x144 keeps its loop block by block: its eight unrolled loops ran 5%
                 // slower at 128x18432x7168.
-                constexpr bool UNROLL = BN == 176 ? BLOCKFP8_N176_UNROLL : BN != 144;
                 auto block = [&](auto pos, int i, bool release, auto hook) {
                     issue(acc, pos, 0, false);
                     hook();
@@ -957,7 +947,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 };
                 if constexpr (PEEL) block(g, 0, nkb > 1 || !staged, start_tile);
                 if (!PEEL || nkb > 1) {
-                    ring_blocks(IntC<UNROLL>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { block(pos, i, true, no_hook); });
+                    ring_blocks(IntC<BN != 144>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { block(pos, i, true, no_hook); });
                     block(g + nkb - 1, nkb - 1, !staged, no_hook);
                 }
             };
@@ -966,9 +956,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 // a block's middle (from column 64).
                 if (jb == 16) k_loop(IntC<16>{});
                 else k_loop(IntC<8>{});
-            } else if constexpr (T::SB >= 2 && !T::SWAP && (BN == 144 || BN == 176)) {
-                // A 144- or 176-wide tile starts 16 t columns into a block (t = tile * 9 % 8 or
-                // tile * 3 % 8): its second block starts at group jb = 16 - 2 t.
+            } else if constexpr (T::SB == 2 && !T::SWAP && BN == 144) {
+                // A 144-wide tile starts 16 t columns into a block (t = tile % 8): its second
+                // block starts at group jb = 16 - 2 t.
                 switch (jb) {
                     case 16: k_loop(IntC<16>{}); break;
                     case 14: k_loop(IntC<14>{}); break;

@@ -26,11 +26,11 @@ pub const CLUSTER_KEY: &str = "blockfp8_cluster";
 /// 64-row tiles; no workspace and no second launch, unlike `SPLIT_K_KEY`). Absent means false.
 pub const CLUSTER_SPLITS_K_KEY: &str = "blockfp8_cluster_splits_k";
 
-/// The BLOCK_SIZE_N values that are not powers of two which files may hold: CUDA's 128x144,
-/// 128x176 and 128x192 tiles (two warpgroups of 64x144 / 64x176 / 64x192; 192 the widest
-/// accumulators the registers take). Only blockfp8 runs them, so like the keys above they keep a
-/// file from vLLM (`is_blockfp8_only`).
-pub const WIDE_BLOCK_NS: [u32; 3] = [144, 176, 192];
+/// The BLOCK_SIZE_N values that are not powers of two which files may hold: CUDA's 128x144 and
+/// 128x192 tiles (two warpgroups of 64x144 / 64x192; 192 the widest accumulators the registers
+/// take). Only blockfp8 runs them, so like the keys above they keep a file from vLLM
+/// (`is_blockfp8_only`).
+pub const WIDE_BLOCK_NS: [u32; 2] = [144, 192];
 
 /// Key in an entry fixing the number of K splits (CUDA; otherwise the backend's rule picks
 /// it). The tuner writes the split it timed into files for this crate, so that a later rule
