@@ -45,6 +45,10 @@
 #include "common.cuh"
 #include "wgmma.cuh"
 
+#ifndef BLOCKFP8_STORE_AFTER_BLOCK
+#define BLOCKFP8_STORE_AFTER_BLOCK -1
+#endif
+
 namespace bfp8 {
 
 // A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
@@ -544,12 +548,27 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // C stores (STORE_WARP): once the consumers have written a tile's C into the C
             // buffer (C_FULL), lane 0 issues its TMA stores, piece by piece as the consumer warps
             // laid them out, and frees the buffer (C_FREE) once the stores have read it.
+            uint32_t g = 0;  // the ring position of this item's first K block
             for (int w = first_item; w < work; w += item_step) {
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
                 if (nkb == 0) continue;  // (as the consumers skip it)
+                g += nkb;
                 named_bar_sync<C_FREE, C_SYNC_THREADS>();
                 named_bar_sync<C_FULL, C_SYNC_THREADS>();
+#if BLOCKFP8_STORE_AFTER_BLOCK >= 0
+                {
+                    // (Experiment) the stores wait until the consumers have released block
+                    // STORE_AFTER of the next tile, whose first block they are in now.
+                    int m1, n1, kb1, nkb1 = 0;
+                    if (w + item_step < work) item(w + item_step, m1, n1, kb1, nkb1);
+                    constexpr uint32_t AFTER = BLOCKFP8_STORE_AFTER_BLOCK;
+                    if (nkb1 > (int)AFTER + 1) {
+                        const uint32_t p = g + AFTER;
+                        mbar_wait(empty0 + 8 * (p % STAGES), (p / STAGES) & 1);
+                    }
+                }
+#endif
                 if (lane == 0) {
 #pragma unroll 1
                     for (int piece = 0; piece < T::CONSUMERS * 4; ++piece)
