@@ -107,9 +107,7 @@ impl Tile {
         // A stage's activation scales: BM rows of 4 floats on the tiles that load them by TMA
         // per stage, else BM floats.
         let as_row = if self.scale_tma(body) { 4 } else { 1 };
-        // (TmaTile::AS_GROUPS: on those tiles two more boxes' worth, the consumers' copies.)
-        let as_groups = if self.scale_tma(body) { 2 } else { 0 };
-        let scales_b = self.stages * (self.bm + self.bn) * 128 + (self.stages + as_groups) * self.bm * 4 * as_row;
+        let scales_b = self.stages * (self.bm + self.bn) * 128 + self.stages * self.bm * 4 * as_row;
         let weight_scale_blocks = if self.bn > 128 { 2 } else { 1 };
         let bars = (scales_b + self.stages * 4 * weight_scale_blocks).div_ceil(8) * 8;
         let c_stage = if matches!(body, Body::Tma { swap: true }) { self.warps * self.bm * 24 * 2 } else { 0 };

@@ -204,14 +204,10 @@ struct TmaTile {
     // A stage's activation scales: BM rows of AS_ROW floats (a row-major TMA box holds 4 K
     // blocks of each row; the other ways fill the first BM floats).
     static constexpr int AS_ROW = AS_TMA ? 4 : 1, AS_BYTES = BM * AS_ROW * 4;
-    // AS_TMA tiles also keep the current and the previous group of 4 K blocks' row-major
-    // activation scales, copied there by the consumers from the stage their box came with.
-    static constexpr int AS_GROUPS = AS_TMA ? 2 : 0;
-    // [A tiles | B tiles | A scales | A-scale groups | B scales | full barriers | empty barriers]
+    // [A tiles | B tiles | A scales | B scales | full barriers | empty barriers]
     static constexpr int OFF_B = STAGES * A_BYTES;
     static constexpr int OFF_AS = OFF_B + STAGES * B_BYTES;
-    static constexpr int OFF_ASG = OFF_AS + STAGES * AS_BYTES;
-    static constexpr int OFF_BS = OFF_ASG + AS_GROUPS * AS_BYTES;
+    static constexpr int OFF_BS = OFF_AS + STAGES * AS_BYTES;
     static constexpr int OFF_BAR = (OFF_BS + STAGES * SB * 4 + 7) / 8 * 8;
     // Swapped tiles stage their 16-bit C through shared memory, one region per consumer warp:
     // BM token rows of 16 weight columns, pitch C_PITCH elements (48 bytes: 16-byte aligned
@@ -431,14 +427,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
     };
 
-    // Row-major activation scales by TMA (AS_TMA_ROWS, per stage): a box holds 4 K blocks of
-    // each row (a TMA box is at least 16 bytes wide), so it comes only with the block that
-    // starts a group of 4 (or the tile), and each consumer thread copies its rows' 4 scales
-    // of the group out of that stage (TmaTile::OFF_ASG, two groups: the stage is refilled
-    // before the group ends; in registers they spilled). Loaded with every stage, the box
-    // moved 4x the bytes: H200, 1.2-2.1% slower at M >= 1024 than the column-major layout's
-    // one-block box.
-    auto box_block = [](int kb, int kbi) { return kbi == 0 || (kb & 3) == 0; };
     // Warpgroup and warp indices through __shfl_sync, which ptxas knows to be warp-uniform:
     // computed plainly, the role branches look divergent to it and it serializes every wgmma
     // (C7518 "wgmma.mma_async instructions are serialized").
@@ -477,9 +465,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // consumers through setmaxnreg).
         if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<72>();
         if (wwarp == 0 && lane == 0) {
-            // (A row-major activation-scale box comes only with the stages that start a group of
-            // 4 K blocks or a tile: `box_block`.)
-            const uint32_t stage_bytes = T::A_BYTES + T::B_BYTES + (slab ? 0 : as_load == AS_TMA_COLS ? BM * 4 : 0);
+            const uint32_t stage_bytes = T::A_BYTES + T::B_BYTES + (slab ? 0 : as_load == AS_TMA_ROWS ? T::AS_BYTES : as_load == AS_TMA_COLS ? BM * 4 : 0);
             // Slab b was last filled for the tile whose last K block was ring position
             // slab_last_b (~0u: never; two scalars, as an array indexed by parity sits in
             // local memory).
@@ -522,19 +508,18 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     const bool with_slab = slab && i == 0;
                     const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
                     const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
-                    const int kb = kb_begin + i, k0 = kb * 128;
-                    const bool rows_box = !slab && as_load == AS_TMA_ROWS && box_block(kb, i);
-                    mbar_arrive_expect_tx(full, stage_bytes + (rows_box ? T::AS_BYTES : 0) + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
+                    mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
                     auto load_slabs = [&] {
                         const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
                         if (as_load == AS_TMA_ROWS) tma_load_2d(dst, tma_as, full, as0, m0);
                         else tma_load_2d(dst, tma_as, full, m0, as0);
                         if (bs_bulk) bulk_load_1d(s_base + T::OFF_BS_SLAB + buf * T::BS_SLAB * 4, Bs + (size_t)(n0 / 128) * KB + bs0, bs_bytes, full);
                     };
+                    const int kb = kb_begin + i, k0 = kb * 128;
                     tma_load_2d(s_base + s * T::A_BYTES, tma_a, full, k0, m0);
                     // (Rows past M and K blocks past the end land as zeros.)
                     const uint32_t as_dst = s_base + T::OFF_AS + s * T::AS_BYTES;
-                    if (rows_box) tma_load_2d(as_dst, tma_as, full, kb & ~3, m0);
+                    if (!slab && as_load == AS_TMA_ROWS) tma_load_2d(as_dst, tma_as, full, kb & ~3, m0);
                     else if (!slab && as_load == AS_TMA_COLS) tma_load_2d(as_dst, tma_as, full, m0, kb);
                     if constexpr (MC == 1) {
                         if (stream_b) tma_load_2d_hint(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0, policy_b);
@@ -675,8 +660,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // 128x192 and the swapped tiles lost 3% that way, so they read in the block.
     constexpr bool AHEAD = !T::SWAP && !(T::SB == 2 && T::NWAVES == 1);
     constexpr int NRAW = T::SWAP ? R / 2 : 2 + T::SB;
-    // A-scale row r of K block kb sits at [r * as_rs + (kb & as_cmask)] of its stage (of its
-    // group's copy for a row-major box, `scales` below), or in
+    // A-scale row r of K block kb sits at [r * as_rs + (kb & as_cmask)] of its stage, or in
     // the tile's slab at [r * slab_kb + j] (row-major box) or [j * BM + r] (column-major),
     // j = lead + kbi (kbi: the block's index in its tile; lead: kb_begin % 4 for a row-major
     // box, else 0); with AS_BS_BULK its weight scale at [kb_begin % 4 + kbi] of the tile's
@@ -686,23 +670,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     const float* slab_as = sAS;  // the current tile's slabs (set per tile below)
     const float* slab_bs = sBS;
     int slab_lead = 0, bs_lead = 0;
-    uint32_t as_groups = 0;  // (AS_TMA_ROWS) groups started so far: the parity picks the copy
     auto scales = [&](auto g, int kb, int kbi, float* raw) {
         const int s = ring_stage<STAGES>(g), j = slab_lead + kbi;
         const float* sa = !slab ? sAS + s * (T::AS_BYTES / 4) + (kb & as_cmask) : slab_as + (rows ? j : j * BM);
-        if constexpr (T::AS_TMA) {
-            if (!slab && rows) {
-                // (Each thread reads back only what it wrote: rows lrow and lrow + 8.)
-                if (box_block(kb, kbi)) {
-                    ++as_groups;
-                    const float4* box = reinterpret_cast<const float4*>(sAS + s * (T::AS_BYTES / 4));
-                    float4* copy = reinterpret_cast<float4*>(smem + T::OFF_ASG + (as_groups & 1) * T::AS_BYTES);
-                    copy[lrow] = box[lrow];
-                    copy[lrow + 8] = box[lrow + 8];
-                }
-                sa = reinterpret_cast<const float*>(smem + T::OFF_ASG + (as_groups & 1) * T::AS_BYTES) + (kb & 3);
-            }
-        }
         if constexpr (!T::SWAP) {
             raw[0] = sa[lrow * as_rs];
             raw[1] = sa[(lrow + 8) * as_rs];
