@@ -558,7 +558,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // block (they are in it now): its release lets the producer queue the next
                     // loads ahead of the stores. H200: 1.003x over 7 shapes, 1.006-1.007x at
                     // N=24576 K=1536 (whose consumers waited for data at 8% of their ncu samples,
-                    // DeepGEMM's at 1%); after the second block's release, 0.9995x.
+                    // DeepGEMM's at 1%); after the second block's release, 0.9995x. (The
+                    // consumers are in that block while this warp leaves C_FULL, so the phase
+                    // of `empty` waited for is the pending one, not one a turn of the ring later.)
                     int m1, n1, kb1, nkb1 = 0;
                     if (w + item_step < work) item(w + item_step, m1, n1, kb1, nkb1);
                     if (nkb1 > 0) mbar_wait(empty0 + 8 * (g % STAGES), (g / STAGES) & 1);
