@@ -102,13 +102,6 @@ __device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, i
                  "r"(src), "r"(c_inner), "r"(c_outer)
                  : "memory");
 }
-// A flag another CTA waits on: a release store, and the acquire load that reads it (gpu scope).
-__device__ __forceinline__ void st_release_gpu(uint32_t* p, uint32_t v) { asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory"); }
-__device__ __forceinline__ uint32_t ld_acquire_gpu(const uint32_t* p) {
-    uint32_t v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
 // Named barrier `ID` over `COUNT` threads (whole warps).
 template <int ID, int COUNT> __device__ __forceinline__ void named_bar_sync() { asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(COUNT) : "memory"); }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
@@ -358,7 +351,7 @@ template <int BM, int BN, int W, int STAGES, int CL, bool KS, typename OutT>
 __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, const TmaDesc* tma_b, const TmaDesc* tma_as, const TmaDesc* tma_c,
                                                         const float* __restrict__ As, const float* __restrict__ Bs, OutT* __restrict__ C,
                                                         float* __restrict__ ws, int M, int N, int K, int as_stride_m, int as_stride_kb,
-                                                        int group_m, int splits, int as_load, int c_by_tma, int sk_tiles, int sk_units) {
+                                                        int group_m, int splits, int as_load, int c_by_tma) {
     using T = TmaTile<BM, BN, W, STAGES, CL, KS>;
     if constexpr (!T::AS_TMA && !T::AS_SLAB) as_load = AS_CP_ASYNC;  // (the launcher asks only these tiles)
     // Whether this launch's tiles take their scales from per-tile slabs (AS_SLAB; the
@@ -386,16 +379,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     const int in_group = group_m * num_pid_n;
     const int first_item = blockIdx.x / CL, item_step = gridDim.x / CL;
     const int KB = (K + 127) / 128;
-    // Stream-K tail (SK tiles, sk_tiles > 0; src/backend/cuda/stream_k.rs): items below `dp`
-    // are whole tiles; item dp + q * gridDim.x + c is piece q (0, 1) of CTA c's sk_units K
-    // blocks of the last sk_tiles tiles. A piece that does not hold its tile's first K block
-    // hands its sums over through `ws` (one BM x BN fp32 slot per CTA, then a flag per
-    // consumer warp); the piece that does adds them and stores C.
-    constexpr bool SK = T::CONSUMERS == 2 && !T::SWAP && CL == 1;
-    if constexpr (!SK) sk_tiles = 0;
-    const int dp = num_pid_m * num_pid_n - sk_tiles;
-    __shared__ int sk_pieces[7];
-    const int work = sk_tiles > 0 ? dp + 2 * (int)gridDim.x : num_pid_m * num_pid_n * splits;
+    const int work = num_pid_m * num_pid_n * splits;
     const bool split = splits > 1;
     // C by TMA store (T::C_TMA, 16-bit C; the launcher passes a map of C when its layout
     // allows one): the C buffer holds one 16-row piece per consumer warp, each stored as
@@ -423,33 +407,18 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     constexpr bool STORE_WARP = DEFER_C;
     constexpr int C_FREE = 2, C_FULL = 3, C_SYNC_THREADS = 128 * T::CONSUMERS + 32;
     constexpr int C_STAGED = 1;  // (named barrier of the staged C store's two consumer warpgroups, below)
-    // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb); `sk_t`: a
-    // stream-K piece's tail tile (else -1).
-    auto item = [&](int w, int& m0, int& n0, int& kb_begin, int& nkb, int& sk_t) {
-        const int tiles = num_pid_m * num_pid_n;
-        int tile = w % tiles, part = w / tiles;
-        sk_t = -1;
-        if (SK && sk_tiles > 0 && w >= dp) {
-            // (This CTA's two pieces, worked out once before the roles split rather than by
-            // every role for every piece.)
-            const int* p = sk_pieces + (w >= dp + (int)gridDim.x ? 3 : 0);
-            sk_t = p[0];
-            tile = dp + min(sk_t, sk_tiles - 1);
-            part = 0;
-            kb_begin = p[1];
-            nkb = p[2];
-        }
+    // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
+    auto item = [&](int w, int& m0, int& n0, int& kb_begin, int& nkb) {
+        const int tiles = num_pid_m * num_pid_n, tile = w % tiles, part = w / tiles;
         const int first_m = (tile / in_group) * group_m;
         const int group_rows = min(num_pid_m - first_m, group_m);
         m0 = ((first_m + (tile % in_group) % group_rows) * MC + (KS ? 0 : rank)) * BM;
         n0 = ((tile % in_group) / group_rows) * BN;
         // (Divided here rather than once up front: a quotient live across the role split
         // spilled in the 128x256 tile.)
-        if (sk_t < 0) {
-            const int kb_per = (KB + splits - 1) / splits;
-            kb_begin = part * kb_per;
-            nkb = max(0, min(KB, kb_begin + kb_per) - kb_begin);
-        }
+        const int kb_per = (KB + splits - 1) / splits;
+        kb_begin = part * kb_per;
+        nkb = max(0, min(KB, kb_begin + kb_per) - kb_begin);
         if constexpr (KS) {
             // Rank r: the r-th half, rounded up (the second is empty for a 1-block range).
             const int half = (nkb + 1) / 2;
@@ -463,17 +432,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // (C7518 "wgmma.mma_async instructions are serialized").
     const int tid = threadIdx.x, lane = tid % 32;
     const int wg = __shfl_sync(0xffffffffu, tid / 128, 0), wwarp = __shfl_sync(0xffffffffu, (tid % 128) / 32, 0);
-    if (SK && sk_tiles > 0 && tid < 2) {
-        // Stream-K piece `tid` of this CTA's range (stream_k.rs `pieces`): tail tile, first K
-        // block, K blocks (none past the range's end).
-        const int u0 = blockIdx.x * sk_units, u1 = min(u0 + sk_units, sk_tiles * KB);
-        const int t = u0 / KB + tid, lo = max(u0, t * KB), hi = min(u1, t * KB + KB);
-        sk_pieces[3 * tid] = t;
-        sk_pieces[3 * tid + 1] = lo - t * KB;
-        sk_pieces[3 * tid + 2] = max(0, hi - lo);
-        // The last CTA whose sums the finishing piece short of its tile (if any) adds.
-        if (hi > lo && lo == t * KB && hi - lo < KB) sk_pieces[6] = ((t + 1) * KB - 1) / sk_units;
-    }
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             // The producer's expect_tx, and the scale warp's lanes unless the slabs carry
@@ -524,8 +482,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             if constexpr (T::SWAP) policy_b = policy_evict_first();
             uint32_t g = 0;
             for (int w = first_item; w < work; w += item_step) {
-                int m0, n0, kb_begin, nkb, sk_t;
-                item(w, m0, n0, kb_begin, nkb, sk_t);
+                int m0, n0, kb_begin, nkb;
+                item(w, m0, n0, kb_begin, nkb);
                 const int buf = tile_n & 1;
                 if (slab && nkb > 0) {
                     // The slab is rewritten once its last tile's last stage is released (its
@@ -589,11 +547,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // (C_FREE) once the stores have read it.
             uint32_t g = 0;  // (after += nkb) the ring position of the next item's first K block
             for (int w = first_item; w < work; w += item_step) {
-                int m0, n0, kb_begin, nkb, sk_t;
-                item(w, m0, n0, kb_begin, nkb, sk_t);
+                int m0, n0, kb_begin, nkb;
+                item(w, m0, n0, kb_begin, nkb);
                 if (nkb == 0) continue;  // (as the consumers skip it)
                 g += nkb;
-                if (sk_t >= 0 && kb_begin > 0) continue;  // (a stream-K piece that hands its sums over)
                 named_bar_sync<C_FREE, C_SYNC_THREADS>();
                 named_bar_sync<C_FULL, C_SYNC_THREADS>();
                 {
@@ -604,8 +561,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // DeepGEMM's at 1%); after the second block's release, 0.9995x. (The
                     // consumers are in that block while this warp leaves C_FULL, so the phase
                     // of `empty` waited for is the pending one, not one a turn of the ring later.)
-                    int m1, n1, kb1, nkb1 = 0, sk1;
-                    if (w + item_step < work) item(w + item_step, m1, n1, kb1, nkb1, sk1);
+                    int m1, n1, kb1, nkb1 = 0;
+                    if (w + item_step < work) item(w + item_step, m1, n1, kb1, nkb1);
                     if (nkb1 > 0) mbar_wait(empty0 + 8 * (g % STAGES), (g / STAGES) & 1);
                 }
                 if (lane == 0) {
@@ -625,8 +582,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // chain, not bandwidth, set the pace.)
             uint32_t g = 0;
             for (int w = first_item; w < work; w += item_step) {
-                int m0, n0, kb_begin, nkb, sk_t;
-                item(w, m0, n0, kb_begin, nkb, sk_t);
+                int m0, n0, kb_begin, nkb;
+                item(w, m0, n0, kb_begin, nkb);
                 // Lane b copies weight-scale block n0 / 128 + b (zero past the last block).
                 const int sb_block = n0 / 128 + lane;
                 const bool sb_in = lane < T::SB && sb_block < (N + 127) / 128;
@@ -935,13 +892,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     int tile_n = 0;  // tiles with K blocks so far (the slab parity, as the producer counts)
     uint32_t exchanges = 0;  // (KS) tiles whose sums the pair has added so far
     for (int w = first_item; w < work; w += item_step) {
-        int m0, n0, kb_begin, nkb, sk_unused;
-        item(w, m0, n0, kb_begin, nkb, sk_unused);
-        // Stream-K (items from dp on): a piece without its tile's first K block hands its sums
-        // over. (Its tail tile is worked out again after the K loop rather than held across
-        // it: one more live register spilled the 128x192 and 128x256 tiles.)
-        const bool sk_piece = SK && sk_tiles > 0 && w >= dp;
-        const bool hands_over = sk_piece && kb_begin > 0;
+        int m0, n0, kb_begin, nkb;
+        item(w, m0, n0, kb_begin, nkb);
         // (KS: a part without K blocks still adds its zeros, so that the pair stays in step.)
         const bool no_blocks = nkb == 0;
         if (no_blocks && !KS) continue;
@@ -957,9 +909,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             for (int i = 0; i < RT; ++i) total[i] = 0.f;
         const int jb = (128 - n0 % 128) / 8;
         // 16-bit C goes out through the tile's last ring stage (below), which this warp
-        // keeps until then; split K adds fp32 into the workspace directly, and a stream-K
-        // piece that hands its sums over writes them to its slot.
-        const bool staged = STAGE_C && !split && !c_tma && !hands_over;
+        // keeps until then; split K adds fp32 into the workspace directly.
+        const bool staged = STAGE_C && !split && !c_tma;
         float raw[NRAW];
         if (no_blocks) {
         } else if constexpr (AHEAD) {
@@ -1046,48 +997,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // the producer's last load was issued, it cost 2% at 128x7168x18432 on the H200;
         // left to the CTAs' exit, it gained half as much.)
         if (w + item_step >= work && tid == 0) griddep_launch_dependents();
-
-        if constexpr (SK) if (sk_piece) {
-            // Stream-K: slot c holds CTA c's sums, 16 bytes per consumer thread at a time
-            // (consecutive threads adjacent); flag 8 c + warp says the warp's part is there.
-            float* const slots = ws;
-            uint32_t* const flags = reinterpret_cast<uint32_t*>(ws + (size_t)gridDim.x * BM * BN);
-            const int cwarp = wg * 4 + wwarp;
-            if (hands_over) {
-                float4* dst = reinterpret_cast<float4*>(slots + (size_t)blockIdx.x * BM * BN) + tid;
-#pragma unroll
-                for (int i = 0; i < RT / 4; ++i) __stcg(dst + i * 128 * T::CONSUMERS, make_float4(total[4 * i], total[4 * i + 1], total[4 * i + 2], total[4 * i + 3]));
-                __threadfence();
-                __syncwarp();
-                if (lane == 0) st_release_gpu(flags + 8 * blockIdx.x + cwarp, 1u);
-                continue;
-            }
-            // This CTA holds the tile's first K block: add the later CTAs' sums in K order.
-            // Only a piece short of its whole tile has any, and a CTA has at most one such
-            // piece, whose last contributor sits in sk_pieces[6].
-            const int last = nkb < KB ? sk_pieces[6] : 0;
-            // (The whole warp polls, one load for all lanes: lane 0 alone, a divergent loop,
-            // spilled the 128x256 tiles.)
-            for (int c = blockIdx.x + 1; c <= last; ++c) {
-                uint32_t* f = flags + 8 * c + cwarp;
-                while (ld_acquire_gpu(f) == 0u) {
-                }
-                __syncwarp();
-                if (lane == 0) *reinterpret_cast<volatile uint32_t*>(f) = 0u;  // (zero again for the next launch)
-            }
-#pragma unroll 1
-            for (int c = blockIdx.x + 1; c <= last; ++c) {
-                const float4* src = reinterpret_cast<const float4*>(slots + (size_t)c * BM * BN) + tid;
-#pragma unroll
-                for (int i = 0; i < RT / 4; ++i) {
-                    const float4 v = __ldcg(src + i * 128 * T::CONSUMERS);
-                    total[4 * i] += v.x;
-                    total[4 * i + 1] += v.y;
-                    total[4 * i + 2] += v.z;
-                    total[4 * i + 3] += v.w;
-                }
-            }
-        }
 
         if constexpr (KS) {
             // Rank 1's sums go into rank 0's exchange buffer (16 bytes per thread at a time,
@@ -1202,19 +1111,16 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 // TmaTile::THREADS (W * 32 consumers + 64 or, for W = 8, 128 producer threads), dynamic
 // shared memory TmaTile::SMEM + 1024.
 // Arguments (tma_a, tma_b, tma_as, tma_c, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb,
-// group_m, splits, as_load, c_by_tma, sk_tiles, sk_units); tma_as is read only when as_load
-// (bfp8::AsLoad) names a TMA, tma_c (C in boxes of 16 rows x TmaTile::C_BOX columns) only when
-// c_by_tma != 0 on a TmaTile::C_TMA tile with 16-bit C and no split;
+// group_m, splits, as_load, c_by_tma); tma_as is read only when as_load (bfp8::AsLoad) names a
+// TMA, tma_c (C in boxes of 16 rows x TmaTile::C_BOX columns) only when c_by_tma != 0 on a
+// TmaTile::C_TMA tile with 16-bit C and no split;
 // grid (min(tiles * splits, SMs * CTAs per SM)) persistent CTAs, or with clusters CL times
 // min(tile pairs * splits, resident clusters) (KS: min(tiles, resident clusters), splits = 1);
-// ws as for the mma.sync body. With sk_tiles > 0 (two-consumer tiles, splits = 1; every CTA
-// resident at once, since a CTA finishing a tail tile waits for the others' sums): ws holds
-// gridDim.x slots of BM x BN floats, then 8 x gridDim.x flags, zero before the launch and
-// zero again after it (src/backend/cuda/stream_k.rs).
+// ws as for the mma.sync body.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, KS, OUT_T) \
     bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, CL, KS, OUT_T>(&tma_a, &tma_b, &tma_as, &tma_c, as, bs, c, ws, M, N, K, as_stride_m, \
-                                                        as_stride_kb, group_m, splits, as_load, c_by_tma, sk_tiles, sk_units);
+                                                        as_stride_kb, group_m, splits, as_load, c_by_tma);
 #else
 #define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, KS, OUT_T) __trap();
 #endif
@@ -1225,7 +1131,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         const __grid_constant__ bfp8::TmaDesc tma_a, const __grid_constant__ bfp8::TmaDesc tma_b,                        \
         const __grid_constant__ bfp8::TmaDesc tma_as, const __grid_constant__ bfp8::TmaDesc tma_c, const float* as,     \
         const float* bs, OUT_T* c, float* ws, int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m,      \
-        int splits, int as_load, int c_by_tma, int sk_tiles, int sk_units) {                                            \
+        int splits, int as_load, int c_by_tma) {                                                                        \
         static_assert(bfp8::TmaTile<BM, BN, W, S, CL, KS>::CONSUMERS * 4 == W, "num_warps = 4 per consumer warpgroup"); \
         BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, KS, OUT_T)                                                                    \
     }

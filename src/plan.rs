@@ -49,10 +49,7 @@ impl std::str::FromStr for DefaultPath {
         match s.trim() {
             "vendor" | "" => Ok(DefaultPath::Vendor),
             "kernel" => Ok(DefaultPath::Kernel),
-            other => Err(Error::invalid(
-                "default path",
-                format!("{DEFAULT_PATH_ENV}={other:?} (expected vendor or kernel)"),
-            )),
+            other => Err(Error::invalid("default path", format!("{DEFAULT_PATH_ENV}={other:?} (expected vendor or kernel)"))),
         }
     }
 }
@@ -69,12 +66,7 @@ pub struct PathChooser {
 impl PathChooser {
     /// Chooses paths on `backend` from `library`, with `default` for shapes no file covers.
     pub fn new(backend: Arc<dyn Backend>, library: Arc<Library>, default: DefaultPath) -> Self {
-        PathChooser {
-            backend,
-            library,
-            default,
-            logged: Mutex::new(HashSet::new()),
-        }
+        PathChooser { backend, library, default, logged: Mutex::new(HashSet::new()) }
     }
 
     /// The config library it reads.
@@ -91,23 +83,12 @@ impl PathChooser {
 
     /// The tuned table for the shape's N and K on this device, if a file has one.
     pub fn table(&self, shape: &GemmShape) -> Option<Arc<ConfigTable>> {
-        self.library.lookup(
-            &self.backend.device().config_name(),
-            shape.n,
-            shape.k,
-            "fp8_w8a8",
-            shape.block,
-        )
+        self.library.lookup(&self.backend.device().config_name(), shape.n, shape.k, "fp8_w8a8", shape.block)
     }
 
     /// The path for `shape` (its M picks the table entry).
     pub fn choose(&self, shape: &GemmShape) -> GemmPath {
-        let key = format!(
-            "{}:{}x{}",
-            self.backend.device().config_name(),
-            shape.n,
-            shape.k
-        );
+        let key = format!("{}:{}x{}", self.backend.device().config_name(), shape.n, shape.k);
         if let Some(table) = self.table(shape) {
             if let Some((m_key, cfg)) = table.nearest(shape.m) {
                 if cfg.prefers_vendor() {
@@ -135,12 +116,7 @@ impl PathChooser {
         }
         match self.backend.supports(shape, &GemmPath::Vendor) {
             Ok(()) => {
-                self.log_once(format!("{key}:vendor"), || {
-                    format!(
-                        "N={} K={}: no tuned config, using the vendor BLAS path",
-                        shape.n, shape.k
-                    )
-                });
+                self.log_once(format!("{key}:vendor"), || format!("N={} K={}: no tuned config, using the vendor BLAS path", shape.n, shape.k));
                 GemmPath::Vendor
             }
             Err(why) => {
@@ -174,14 +150,7 @@ pub struct GemmSpec {
 impl GemmSpec {
     /// The shape of a product of `m` rows.
     pub fn shape(&self, m: usize) -> GemmShape {
-        GemmShape {
-            m,
-            n: self.n,
-            k: self.k,
-            block: self.block,
-            format: self.format,
-            out_dtype: self.out_dtype,
-        }
+        GemmShape { m, n: self.n, k: self.k, block: self.block, format: self.format, out_dtype: self.out_dtype }
     }
 }
 
@@ -194,7 +163,6 @@ struct Entry {
 
 struct Workspace {
     buffer: DeviceBuffer<u8>,
-    scratch: DeviceBuffer<u8>,
     max_m: usize,
 }
 
@@ -213,10 +181,7 @@ pub struct GemmPlan {
 
 impl std::fmt::Debug for GemmPlan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GemmPlan")
-            .field("spec", &self.spec)
-            .field("entries", &self.entries.len())
-            .finish()
+        f.debug_struct("GemmPlan").field("spec", &self.spec).field("entries", &self.entries.len()).finish()
     }
 }
 
@@ -231,46 +196,19 @@ impl GemmPlan {
             let shape = spec.shape(m);
             let path = chooser.choose(&shape);
             let launch = backend.resolve_gemm(&shape, &path, spec.a_layout)?;
-            Ok(Entry {
-                m_key: m,
-                path,
-                launch,
-            })
+            Ok(Entry { m_key: m, path, launch })
         };
         let (keys, from_file): (Vec<usize>, bool) = match chooser.table(&spec.shape(1)) {
-            Some(table) if !table.entries.is_empty() => {
-                (table.entries.iter().map(|(m, _)| *m).collect(), true)
-            }
-            _ => (
-                std::iter::successors(Some(1usize), |b| (*b < spec.max_m).then(|| b * 2)).collect(),
-                false,
-            ),
+            Some(table) if !table.entries.is_empty() => (table.entries.iter().map(|(m, _)| *m).collect(), true),
+            _ => (std::iter::successors(Some(1usize), |b| (*b < spec.max_m).then(|| b * 2)).collect(), false),
         };
         let entries = keys.into_iter().map(resolve).collect::<Result<Vec<_>>>()?;
         for e in &entries {
-            log::debug!(
-                "plan N={} K={} M~{}: {} ({})",
-                spec.n,
-                spec.k,
-                e.m_key,
-                e.path.label(),
-                e.launch.describe()
-            );
+            log::debug!("plan N={} K={} M~{}: {} ({})", spec.n, spec.k, e.m_key, e.path.label(), e.launch.describe());
         }
-        let (bytes, scratch_bytes) = workspace_for(&entries, from_file, spec.max_m);
+        let bytes = workspace_for(&entries, from_file, spec.max_m);
         let buffer = DeviceBuffer::from_raw(backend.alloc(bytes)?, bytes)?;
-        let scratch = DeviceBuffer::from_raw(backend.alloc(scratch_bytes)?, scratch_bytes)?;
-        Ok(GemmPlan {
-            backend,
-            spec,
-            entries,
-            from_file,
-            workspace: Mutex::new(Workspace {
-                buffer,
-                scratch,
-                max_m: spec.max_m,
-            }),
-        })
+        Ok(GemmPlan { backend, spec, entries, from_file, workspace: Mutex::new(Workspace { buffer, max_m: spec.max_m }) })
     }
 
     /// What the plan serves.
@@ -284,17 +222,10 @@ impl GemmPlan {
 
     fn entry(&self, m: usize) -> &Entry {
         let i = if self.from_file {
-            crate::config::table::nearest_key_index(
-                self.entries.iter().map(|e| e.m_key),
-                self.entries.len(),
-                m,
-            )
-            .unwrap_or(0)
+            crate::config::table::nearest_key_index(self.entries.iter().map(|e| e.m_key), self.entries.len(), m).unwrap_or(0)
         } else {
             // Past the last bucket (after `reserve`) the last one serves: correct, its tile chosen for a smaller M.
-            self.entries
-                .partition_point(|e| e.m_key < m)
-                .min(self.entries.len() - 1)
+            self.entries.partition_point(|e| e.m_key < m).min(self.entries.len() - 1)
         };
         &self.entries[i]
     }
@@ -306,10 +237,7 @@ impl GemmPlan {
 
     /// The largest M the workspace serves now.
     pub fn max_m(&self) -> usize {
-        self.workspace
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .max_m
+        self.workspace.lock().unwrap_or_else(|e| e.into_inner()).max_m
     }
 
     /// Grows the workspace to serve up to `max_m` rows (the explicit call that allocates, so
@@ -320,15 +248,10 @@ impl GemmPlan {
             return Ok(());
         }
         check_rows(&self.spec, max_m)?;
-        let (bytes, scratch_bytes) = workspace_for(&self.entries, self.from_file, max_m);
-        if bytes > ws.buffer.len() || scratch_bytes > ws.scratch.len() {
-            self.backend.synchronize(stream)?;
-        }
+        let bytes = workspace_for(&self.entries, self.from_file, max_m);
         if bytes > ws.buffer.len() {
+            self.backend.synchronize(stream)?;
             ws.buffer = DeviceBuffer::from_raw(self.backend.alloc(bytes)?, bytes)?;
-        }
-        if scratch_bytes > ws.scratch.len() {
-            ws.scratch = DeviceBuffer::from_raw(self.backend.alloc(scratch_bytes)?, scratch_bytes)?;
         }
         ws.max_m = max_m;
         Ok(())
@@ -338,91 +261,33 @@ impl GemmPlan {
     /// before any launch: lengths, alignment, devices (tensors, weight, stream), the weight's
     /// shape and format, the output element type and the workspace's M. Scale values are not
     /// read (a NaN scale gives NaN outputs); the host API checks them.
-    pub fn enqueue<T: DeviceElem>(
-        &self,
-        stream: &Stream,
-        a: DeviceView<'_, u8>,
-        a_scales: DeviceView<'_, f32>,
-        weight: &PreparedWeight,
-        out: &mut DeviceViewMut<'_, T>,
-    ) -> Result<()> {
+    pub fn enqueue<T: DeviceElem>(&self, stream: &Stream, a: DeviceView<'_, u8>, a_scales: DeviceView<'_, f32>, weight: &PreparedWeight, out: &mut DeviceViewMut<'_, T>) -> Result<()> {
         const OP: &str = "gemm enqueue";
         let s = &self.spec;
         let dev = self.device();
-        let wrong = |what: &str, found: DeviceId| Error::WrongDevice {
-            op: OP,
-            what: what.into(),
-            expected: dev.to_string(),
-            found: found.to_string(),
-        };
-        for (what, d) in [
-            ("stream", stream.device()),
-            ("A", a.device()),
-            ("activation scales", a_scales.device()),
-            ("output", out.device()),
-            ("weight", weight.device()),
-        ] {
+        let wrong = |what: &str, found: DeviceId| Error::WrongDevice { op: OP, what: what.into(), expected: dev.to_string(), found: found.to_string() };
+        for (what, d) in [("stream", stream.device()), ("A", a.device()), ("activation scales", a_scales.device()), ("output", out.device()), ("weight", weight.device())] {
             if d != dev {
                 return Err(wrong(what, d));
             }
         }
         if T::ELEM != s.out_dtype.elem() {
-            return Err(Error::invalid(
-                OP,
-                format!(
-                    "output view holds {} but the plan writes {}",
-                    T::ELEM.name(),
-                    s.out_dtype.name()
-                ),
-            ));
+            return Err(Error::invalid(OP, format!("output view holds {} but the plan writes {}", T::ELEM.name(), s.out_dtype.name())));
         }
         if (weight.n(), weight.k(), weight.block()) != (s.n, s.k, s.block) {
-            return Err(Error::shape(
-                OP,
-                format!(
-                    "weight is {} x {} in {:?} blocks, the plan is for N={} K={} {:?}",
-                    weight.n(),
-                    weight.k(),
-                    weight.block(),
-                    s.n,
-                    s.k,
-                    s.block
-                ),
-            ));
+            return Err(Error::shape(OP, format!("weight is {} x {} in {:?} blocks, the plan is for N={} K={} {:?}", weight.n(), weight.k(), weight.block(), s.n, s.k, s.block)));
         }
         if weight.format() != s.format {
-            return Err(Error::invalid(
-                OP,
-                format!(
-                    "weight was prepared as {:?}, the plan computes {:?}",
-                    weight.format(),
-                    s.format
-                ),
-            ));
+            return Err(Error::invalid(OP, format!("weight was prepared as {:?}, the plan computes {:?}", weight.format(), s.format)));
         }
         if a.is_empty() || a.len() % s.k != 0 {
-            return Err(Error::shape(
-                OP,
-                format!(
-                    "A has {} bytes, not a positive multiple of K = {}",
-                    a.len(),
-                    s.k
-                ),
-            ));
+            return Err(Error::shape(OP, format!("A has {} bytes, not a positive multiple of K = {}", a.len(), s.k)));
         }
         let m = a.len() / s.k;
         let shape = s.shape(m);
         shape.check_size(OP)?;
         if out.len() != m * s.n {
-            return Err(Error::shape(
-                OP,
-                format!(
-                    "output has {} elements, expected M*N = {m}*{} = {}",
-                    out.len(),
-                    s.n,
-                    m * s.n
-                ),
-            ));
+            return Err(Error::shape(OP, format!("output has {} elements, expected M*N = {m}*{} = {}", out.len(), s.n, m * s.n)));
         }
         let kb = shape.k_blocks();
         let want_as = s.a_layout.scale_count(m, kb);
@@ -430,34 +295,16 @@ impl GemmPlan {
             return Err(Error::shape(OP, format!("activation scales have {} values, expected {want_as} ({:?} layout, M={m}, ceil(K/{})={kb})", a_scales.len(), s.a_layout, s.block.1)));
         }
         let align = self.backend.alignment();
-        for (what, addr) in [
-            ("A", a.addr()),
-            ("activation scales", a_scales.addr()),
-            ("output", out.addr()),
-        ] {
+        for (what, addr) in [("A", a.addr()), ("activation scales", a_scales.addr()), ("output", out.addr())] {
             if addr % align as u64 != 0 {
-                return Err(Error::Misaligned {
-                    op: OP,
-                    what: what.into(),
-                    addr,
-                    align,
-                });
+                return Err(Error::Misaligned { op: OP, what: what.into(), addr, align });
             }
         }
         let entry = self.entry(m);
         let ws = self.workspace.lock().unwrap_or_else(|e| e.into_inner());
         let need = entry.launch.workspace_bytes(m);
-        let need_scratch = entry.launch.scratch_bytes(m);
-        if need > ws.buffer.len() || need_scratch > ws.scratch.len() {
-            return Err(Error::invalid(
-                OP,
-                format!(
-                    "M={m} needs {need} workspace and {need_scratch} scratch bytes; the plan holds {} and {} (sized for M <= {}): call GemmPlan::reserve first",
-                    ws.buffer.len(),
-                    ws.scratch.len(),
-                    ws.max_m
-                ),
-            ));
+        if need > ws.buffer.len() {
+            return Err(Error::invalid(OP, format!("M={m} needs {need} workspace bytes; the plan holds {} (sized for M <= {}): call GemmPlan::reserve first", ws.buffer.len(), ws.max_m)));
         }
         let args = GemmLaunchArgs {
             m,
@@ -473,8 +320,6 @@ impl GemmPlan {
             c: out.addr(),
             workspace: ws.buffer.addr(),
             workspace_bytes: ws.buffer.len(),
-            scratch: ws.scratch.addr(),
-            scratch_bytes: ws.scratch.len(),
         };
         // SAFETY: every view is of this device (checked above) and sized for the shape; the
         // views' lifetimes and the caller's stream order keep them alive; the workspace is the
@@ -483,56 +328,37 @@ impl GemmPlan {
     }
 }
 
-/// The (workspace, scratch) a plan needs for M up to `max_m`: each entry bounded over the M it
-/// serves (a file entry up to the midpoint to the next key, ties going down as `nearest` does; a
-/// bucket up to itself; the last one up to `max_m`), so an entry whose K split is pinned for a
-/// small M does not size the workspace for the largest M.
-fn workspace_for(entries: &[Entry], from_file: bool, max_m: usize) -> (usize, usize) {
+/// The workspace a plan needs for M up to `max_m`: each entry bounded over the M it serves (a
+/// file entry up to the midpoint to the next key, ties going down as `nearest` does; a bucket up
+/// to itself; the last one up to `max_m`), so an entry whose K split is pinned for a small M does
+/// not size the workspace for the largest M.
+fn workspace_for(entries: &[Entry], from_file: bool, max_m: usize) -> usize {
     entries
         .iter()
         .enumerate()
-        .fold((0, 0), |(ws, scratch), (i, e)| {
+        .map(|(i, e)| {
             let upper = match entries.get(i + 1) {
                 None => max_m,
                 Some(next) if from_file => (e.m_key + next.m_key) / 2,
                 Some(_) => e.m_key,
             };
-            let upper = upper.min(max_m).max(1);
-            (
-                ws.max(e.launch.workspace_bound(upper)),
-                scratch.max(e.launch.scratch_bound(upper)),
-            )
+            e.launch.workspace_bound(upper.min(max_m).max(1))
         })
+        .max()
+        .unwrap_or(0)
 }
 
 /// The spec's own checks (no M yet).
 fn check_spec(backend: &dyn Backend, s: &GemmSpec) -> Result<()> {
     const OP: &str = "gemm plan";
     if s.n == 0 || s.k == 0 || s.max_m == 0 {
-        return Err(Error::shape(
-            OP,
-            format!(
-                "N, K and max M must be >= 1, got N={} K={} max M={}",
-                s.n, s.k, s.max_m
-            ),
-        ));
+        return Err(Error::shape(OP, format!("N, K and max M must be >= 1, got N={} K={} max M={}", s.n, s.k, s.max_m)));
     }
     if s.block.0 == 0 || s.block.1 == 0 {
-        return Err(Error::invalid(
-            OP,
-            format!("block shape {:?} has a zero side", s.block),
-        ));
+        return Err(Error::invalid(OP, format!("block shape {:?} has a zero side", s.block)));
     }
     if backend.kind() != crate::BackendKind::Cpu && s.format != backend.device().fp8 {
-        return Err(Error::invalid(
-            OP,
-            format!(
-                "inputs are {:?} but device {} computes in {:?}",
-                s.format,
-                backend.device().name,
-                backend.device().fp8
-            ),
-        ));
+        return Err(Error::invalid(OP, format!("inputs are {:?} but device {} computes in {:?}", s.format, backend.device().name, backend.device().fp8)));
     }
     check_rows(s, s.max_m)
 }

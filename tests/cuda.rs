@@ -12,18 +12,15 @@
 
 mod common;
 
+#[allow(unused_imports)]
+use blockfp8::HostOps;
 use blockfp8::backend::cuda::{bench, bf16_gemm, kernels, CudaBackend};
 use blockfp8::backend::TimingOptions;
 use blockfp8::config::KernelConfig;
 use blockfp8::gemm::{ActScales, GemmPath, GemmProblem, GemmShape, OutDtype};
 use blockfp8::quant::{quantize_per_token_group, quantize_weight_blocks};
-#[allow(unused_imports)]
-use blockfp8::HostOps;
 use blockfp8::{Backend, Error, Fp8Format, ScaleLayout, TokenQuantOptions};
-use common::{
-    assert_output_close, calc_diff_bound, random_activations, random_quantized_problem_with,
-    random_weights, reference_gemm_f64, QuantizedProblem,
-};
+use common::{assert_output_close, calc_diff_bound, random_activations, random_quantized_problem_with, random_weights, reference_gemm_f64, QuantizedProblem};
 
 const FN: Fp8Format = Fp8Format::E4m3fn;
 
@@ -33,8 +30,7 @@ const NEEDS_GPU: &str = "needs an NVIDIA GPU (run with --include-ignored on a GP
 /// plain `cargo test` lists them as ignored instead of passing them without a GPU, and one
 /// run with `--include-ignored` where there is no GPU fails instead of claiming coverage.
 fn gpu() -> CudaBackend {
-    CudaBackend::new(0)
-        .unwrap_or_else(|e| panic!("this test {NEEDS_GPU}; no usable NVIDIA GPU here: {e}"))
+    CudaBackend::new(0).unwrap_or_else(|e| panic!("this test {NEEDS_GPU}; no usable NVIDIA GPU here: {e}"))
 }
 
 #[test]
@@ -46,11 +42,7 @@ fn open_reports_device_or_typed_unavailability() {
             assert!(d.arch.starts_with("sm_"), "arch {}", d.arch);
             assert!(d.compute_units > 0);
             assert!(!d.name.is_empty());
-            assert!(
-                !d.config_name().contains(' '),
-                "config name {}",
-                d.config_name()
-            );
+            assert!(!d.config_name().contains(' '), "config name {}", d.config_name());
             assert!(!blockfp8::backend::cuda::devices().is_empty());
         }
         Err(Error::BackendUnavailable { backend, reason }) => {
@@ -61,10 +53,7 @@ fn open_reports_device_or_typed_unavailability() {
         Err(other) => panic!("expected BackendUnavailable without a GPU, got {other}"),
     }
     // An ordinal past the last device is unavailable everywhere.
-    assert!(matches!(
-        CudaBackend::new(1000),
-        Err(Error::BackendUnavailable { .. })
-    ));
+    assert!(matches!(CudaBackend::new(1000), Err(Error::BackendUnavailable { .. })));
 }
 
 #[test]
@@ -72,20 +61,12 @@ fn build_embeds_kernels_and_report() {
     assert!(!kernels::CUBINS.is_empty());
     assert!(kernels::find_gemm(&kernels::default_config(), OutDtype::Bf16).is_ok());
     for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
-        assert!(
-            kernels::find_gemm(&kernels::default_config(), out).is_ok(),
-            "{out:?}"
-        );
+        assert!(kernels::find_gemm(&kernels::default_config(), out).is_ok(), "{out:?}");
     }
-    assert!(
-        CudaBackend::resource_report().contains("spill"),
-        "ptxas -v report missing"
-    );
+    assert!(CudaBackend::resource_report().contains("spill"), "ptxas -v report missing");
     let mut bad = kernels::default_config();
     bad.block_k = 64;
-    assert!(kernels::find_gemm(&bad, OutDtype::Bf16)
-        .unwrap_err()
-        .contains("BLOCK_SIZE_K"));
+    assert!(kernels::find_gemm(&bad, OutDtype::Bf16).unwrap_err().contains("BLOCK_SIZE_K"));
 }
 
 /// Kernel-selection rules, checked without a GPU (they run in the CPU-only CI job).
@@ -97,39 +78,22 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
     // Every kernel entry of a shipped NVIDIA file names a compiled tile, for every output dtype
     // (otherwise the planner would silently fall back to the vendor path).
     let mut checked = 0;
-    for (name, text) in embedded_configs()
-        .iter()
-        .filter(|(n, _)| n.contains("device_name=NVIDIA"))
-    {
+    for (name, text) in embedded_configs().iter().filter(|(n, _)| n.contains("device_name=NVIDIA")) {
         let table = ConfigTable::parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
         for (m, cfg) in table.entries.iter().filter(|(_, c)| !c.prefers_vendor()) {
             for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
-                let inst =
-                    kernels::find_gemm(cfg, out).unwrap_or_else(|e| panic!("{name} M={m}: {e}"));
-                assert!(
-                    ["tma", "tma_swap", "mma"].contains(&inst.body),
-                    "{name} M={m}: body {}",
-                    inst.body
-                );
+                let inst = kernels::find_gemm(cfg, out).unwrap_or_else(|e| panic!("{name} M={m}: {e}"));
+                assert!(["tma", "tma_swap", "mma"].contains(&inst.body), "{name} M={m}: body {}", inst.body);
             }
             checked += 1;
         }
     }
     assert!(checked > 0, "no shipped NVIDIA kernel entries found");
     // K % 16 != 0 (no TMA row pitch) takes the mma.sync tile; small M takes a swapped TMA tile.
-    assert_eq!(
-        kernels::body(&kernels::heuristic_config(&shape(64, 576, 200), 132)),
-        Some("mma")
-    );
+    assert_eq!(kernels::body(&kernels::heuristic_config(&shape(64, 576, 200), 132)), Some("mma"));
     if sm90a {
-        assert_eq!(
-            kernels::body(&kernels::heuristic_config(&shape(8, 4096, 7168), 132)),
-            Some("tma_swap")
-        );
-        assert_eq!(
-            kernels::body(&kernels::heuristic_config(&shape(4096, 4096, 7168), 132)),
-            Some("tma")
-        );
+        assert_eq!(kernels::body(&kernels::heuristic_config(&shape(8, 4096, 7168), 132)), Some("tma_swap"));
+        assert_eq!(kernels::body(&kernels::heuristic_config(&shape(4096, 4096, 7168), 132)), Some("tma"));
         // M 33-128: 8 ring stages when the tiles fit on the SMs at once, else 4 (M=128: 128
         // tiles of 64x64 at N=4096, 224 at N=7168; M=64: 128 of 32x64 at N=4096); M <= 32: 4.
         let tile = |m, n| {
@@ -153,16 +117,11 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
         assert_eq!(wide(1024, 18432), (128, 192));
         // 600 x 512: 5 x 4 tiles of 128x128 against 5 x 2 of 128x256, one wave either way.
         assert_eq!(wide(600, 512), (128, 128));
-        assert!(kernels::candidate_configs()
-            .iter()
-            .all(|c| kernels::body(c).is_some()));
+        assert!(kernels::candidate_configs().iter().all(|c| kernels::body(c).is_some()));
         // num_warps says which operand takes the wgmma M side: 4 per 64 rows of BM (normal)
         // or of BN (swapped), e.g. m64n128w4 vs m64n128w8 (tuning builds compile both).
         for c in kernels::candidate_configs() {
-            let (normal, swapped) = (
-                c.num_warps == 4 * c.block_m / 64,
-                c.num_warps == 4 * c.block_n / 64,
-            );
+            let (normal, swapped) = (c.num_warps == 4 * c.block_m / 64, c.num_warps == 4 * c.block_n / 64);
             match kernels::body(&c) {
                 Some("tma") => assert!(normal, "{}", c.short()),
                 Some("tma_swap") => assert!(swapped && !normal, "{}", c.short()),
@@ -177,33 +136,17 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
     let small = kernels::heuristic_config(&shape(8, 4096, 7168), 132);
     let s = kernels::split_k(&small, &shape(8, 4096, 7168), 132);
     assert!((2..=8).contains(&s) && 56 / s >= 4, "split {s}");
-    assert_eq!(
-        kernels::split_k(&kernels::with_split_k(&big, 64), &shape(8, 4096, 512), 132),
-        4
-    );
+    assert_eq!(kernels::split_k(&kernels::with_split_k(&big, 64), &shape(8, 4096, 512), 132), 4);
     if kernels::uses_wgmma(&big) {
         // 56 tiles of 128x128, 144 K blocks, 132 SMs: 3 splits (168 items) would start a
         // second wave; 2 make one wave of 72 blocks.
         assert_eq!(kernels::split_k(&big, &shape(128, 7168, 18432), 132), 2);
         // 128 tiles of 64x64 nearly fill the SMs: no split (2 would make 256 items).
         let mid = kernels::heuristic_config(&shape(128, 4096, 7168), 132);
-        assert_eq!(
-            (
-                mid.block_m,
-                mid.block_n,
-                kernels::split_k(&mid, &shape(128, 4096, 7168), 132)
-            ),
-            (64, 64, 1)
-        );
+        assert_eq!((mid.block_m, mid.block_n, kernels::split_k(&mid, &shape(128, 4096, 7168), 132)), (64, 64, 1));
         // Swapped tiles stream weights: 112 tiles split in 2, so that every SM streams.
         let few = kernels::heuristic_config(&shape(8, 7168, 18432), 132);
-        assert_eq!(
-            (
-                kernels::body(&few),
-                kernels::split_k(&few, &shape(8, 7168, 18432), 132)
-            ),
-            (Some("tma_swap"), 2)
-        );
+        assert_eq!((kernels::body(&few), kernels::split_k(&few, &shape(8, 7168, 18432), 132)), (Some("tma_swap"), 2));
     }
     // Persistent grids: the fewest CTAs that keep the wave count (512 tiles: 4 waves on 128,
     // not 132); no more CTAs than work; an exact multiple stays whole.
@@ -248,11 +191,7 @@ fn c_goes_out_by_tma_store_only_where_the_tile_and_layout_allow() {
     assert_eq!(c_store_box(64, OutDtype::Bf16, 1, 4096, 0x1008), None);
     // Every compiled tile with a C buffer has boxes that divide its width.
     for inst in kernels::GEMM_INSTANCES.iter().filter(|i| i.c_box > 0) {
-        assert!(
-            inst.block_n % inst.c_box == 0 && [16, 32, 64].contains(&inst.c_box),
-            "{}",
-            inst.symbol
-        );
+        assert!(inst.block_n % inst.c_box == 0 && [16, 32, 64].contains(&inst.c_box), "{}", inst.symbol);
     }
 }
 
@@ -281,33 +220,16 @@ fn one_consumer_tiles_take_their_scales_per_tile_when_the_range_fits_a_box() {
     assert_eq!(scale_slab_k_blocks(ScaleLoad::CpAsync, 56, 1), None);
     // The kernel argument: mode, bulk weight scales (aligned base, KB % 4 == 0), box width.
     assert_eq!(scale_load_arg(ScaleLoad::TmaCols, None, 0x1000, 56), 2);
-    assert_eq!(
-        scale_load_arg(ScaleLoad::TmaRows, Some(56), 0x1000, 56),
-        1 | 4 | 56 << 8
-    );
-    assert_eq!(
-        scale_load_arg(ScaleLoad::TmaCols, Some(10), 0x1000, 10),
-        2 | 10 << 8
-    );
-    assert_eq!(
-        scale_load_arg(ScaleLoad::TmaCols, Some(12), 0x1008, 12),
-        2 | 12 << 8
-    );
+    assert_eq!(scale_load_arg(ScaleLoad::TmaRows, Some(56), 0x1000, 56), 1 | 4 | 56 << 8);
+    assert_eq!(scale_load_arg(ScaleLoad::TmaCols, Some(10), 0x1000, 10), 2 | 10 << 8);
+    assert_eq!(scale_load_arg(ScaleLoad::TmaCols, Some(12), 0x1008, 12), 2 | 12 << 8);
 }
 
 #[test]
 #[ignore = "needs an NVIDIA GPU (run with --include-ignored on a GPU machine)"]
 fn token_quantization_is_bit_exact() {
     let be = gpu();
-    let cases = [
-        (1, 128),
-        (3, 200),
-        (17, 7168),
-        (100, 1280),
-        (5, 129),
-        (64, 512),
-        (333, 7168),
-    ];
+    let cases = [(1, 128), (3, 200), (17, 7168), (100, 1280), (5, 129), (64, 512), (333, 7168)];
     for (i, &(m, k)) in cases.iter().enumerate() {
         let x = random_activations(m, k, 10 + i as u64);
         for layout in [ScaleLayout::RowMajor, ScaleLayout::ColumnMajor] {
@@ -321,18 +243,8 @@ fn token_quantization_is_bit_exact() {
                     let got = be.quantize_tokens(&x, m, k, &o).unwrap();
                     let what = format!("M={m} K={k} {layout:?} ue8m0={ue8m0} max={fp8_max:?}");
                     assert_eq!(got.scales.len(), want.scales.len(), "{what}");
-                    let bad_s = got
-                        .scales
-                        .iter()
-                        .zip(&want.scales)
-                        .position(|(a, b)| a.to_bits() != b.to_bits());
-                    assert!(
-                        bad_s.is_none(),
-                        "{what}: scale #{:?} {:?} vs {:?}",
-                        bad_s,
-                        bad_s.map(|j| got.scales[j]),
-                        bad_s.map(|j| want.scales[j])
-                    );
+                    let bad_s = got.scales.iter().zip(&want.scales).position(|(a, b)| a.to_bits() != b.to_bits());
+                    assert!(bad_s.is_none(), "{what}: scale #{:?} {:?} vs {:?}", bad_s, bad_s.map(|j| got.scales[j]), bad_s.map(|j| want.scales[j]));
                     let bad_q = got.q.iter().zip(&want.q).position(|(a, b)| a != b);
                     assert!(bad_q.is_none(), "{what}: byte #{:?}", bad_q);
                 }
@@ -345,18 +257,11 @@ fn token_quantization_is_bit_exact() {
 #[ignore = "needs an NVIDIA GPU (run with --include-ignored on a GPU machine)"]
 fn weight_quantization_is_bit_exact() {
     let be = gpu();
-    for (i, &(n, k)) in [(129, 200), (256, 7168), (576, 1280), (1, 1)]
-        .iter()
-        .enumerate()
-    {
+    for (i, &(n, k)) in [(129, 200), (256, 7168), (576, 1280), (1, 1)].iter().enumerate() {
         let w = random_weights(n, k, 50 + i as u64);
         let want = quantize_weight_blocks(&w, n, k, (128, 128), FN).unwrap();
         let got = be.quantize_weight(&w, n, k, (128, 128), FN).unwrap();
-        assert_eq!(
-            got.scales.iter().map(|s| s.to_bits()).collect::<Vec<_>>(),
-            want.scales.iter().map(|s| s.to_bits()).collect::<Vec<_>>(),
-            "N={n} K={k} scales"
-        );
+        assert_eq!(got.scales.iter().map(|s| s.to_bits()).collect::<Vec<_>>(), want.scales.iter().map(|s| s.to_bits()).collect::<Vec<_>>(), "N={n} K={k} scales");
         assert!(got.q == want.q, "N={n} K={k} bytes differ");
     }
 }
@@ -373,26 +278,13 @@ fn check_rows(m: usize) -> Vec<usize> {
 /// The problem restricted to `rows` (row-major scales), for a cheaper CPU reference.
 fn row_subset(q: &QuantizedProblem, rows: &[usize]) -> (Vec<u8>, Vec<f32>) {
     let (k, kb) = (q.shape.k, q.shape.k_blocks());
-    let a = rows
-        .iter()
-        .flat_map(|&r| q.a[r * k..(r + 1) * k].iter().copied())
-        .collect();
-    let s = rows
-        .iter()
-        .flat_map(|&r| q.a_scales[r * kb..(r + 1) * kb].iter().copied())
-        .collect();
+    let a = rows.iter().flat_map(|&r| q.a[r * k..(r + 1) * k].iter().copied()).collect();
+    let s = rows.iter().flat_map(|&r| q.a_scales[r * kb..(r + 1) * kb].iter().copied()).collect();
     (a, s)
 }
 
 fn bf16_shape(m: usize, n: usize, k: usize) -> GemmShape {
-    GemmShape {
-        m,
-        n,
-        k,
-        block: (128, 128),
-        format: FN,
-        out_dtype: OutDtype::Bf16,
-    }
+    GemmShape { m, n, k, block: (128, 128), format: FN, out_dtype: OutDtype::Bf16 }
 }
 
 /// Runs `paths` on the problem and compares the selected rows with the f64 reference.
@@ -406,35 +298,15 @@ fn check_gemm(be: &CudaBackend, q: &QuantizedProblem, out: OutDtype, paths: &[Ge
         let (a, s) = row_subset(q, &rows);
         let mut shape = p.shape;
         shape.m = rows.len();
-        reference_gemm_f64(&GemmProblem {
-            shape,
-            a: &a,
-            a_scales: ActScales {
-                data: &s,
-                layout: ScaleLayout::RowMajor,
-            },
-            b: &q.b,
-            b_scales: &q.b_scales,
-        })
+        reference_gemm_f64(&GemmProblem { shape, a: &a, a_scales: ActScales { data: &s, layout: ScaleLayout::RowMajor }, b: &q.b, b_scales: &q.b_scales })
     };
     let n = q.shape.n;
     for path in paths {
-        let what = format!(
-            "M={} N={} K={} {:?} out={} {}",
-            q.shape.m,
-            n,
-            q.shape.k,
-            q.a_layout,
-            out.name(),
-            path.label()
-        );
+        let what = format!("M={} N={} K={} {:?} out={} {}", q.shape.m, n, q.shape.k, q.a_layout, out.name(), path.label());
         let got = be.gemm(&p, path).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(got.len(), q.shape.m * n, "{what}");
         let full = got.to_f64();
-        let picked: Vec<f64> = rows
-            .iter()
-            .flat_map(|&r| full[r * n..(r + 1) * n].iter().copied())
-            .collect();
+        let picked: Vec<f64> = rows.iter().flat_map(|&r| full[r * n..(r + 1) * n].iter().copied()).collect();
         let sub = blockfp8::gemm::Output::from_f32(out, picked.iter().map(|&v| v as f32).collect());
         // Hopper's fp8 tensor cores (wgmma, and cuBLASLt, which uses them) accumulate with
         // fewer bits than fp32 inside each 128-K block (seen: 8.4e-8 at M=1 N=576 K=1280 f32
@@ -443,21 +315,12 @@ fn check_gemm(be: &CudaBackend, q: &QuantizedProblem, out: OutDtype, paths: &[Ge
         let fp8_tensor_cores = match path {
             GemmPath::Vendor => true,
             GemmPath::Tuned(c) => kernels::uses_wgmma(c),
-            GemmPath::KernelDefault => {
-                kernels::uses_wgmma(&kernels::heuristic_config(&q.shape, 132))
-            }
+            GemmPath::KernelDefault => kernels::uses_wgmma(&kernels::heuristic_config(&q.shape, 132)),
         };
-        let bound = if fp8_tensor_cores {
-            calc_diff_bound(OutDtype::Bf16)
-        } else {
-            calc_diff_bound(out)
-        };
+        let bound = if fp8_tensor_cores { calc_diff_bound(OutDtype::Bf16) } else { calc_diff_bound(out) };
         assert_output_close(&sub, out, &reference, bound, &what);
         if let Some(i) = full.iter().position(|v| !v.is_finite()) {
-            panic!(
-                "{what}: element {i} not written or not finite ({})",
-                full[i]
-            );
+            panic!("{what}: element {i} not written or not finite ({})", full[i]);
         }
     }
 }
@@ -468,16 +331,10 @@ fn has_f16(cfg: &KernelConfig) -> bool {
 }
 
 fn paths_for(be: &CudaBackend, shape: &GemmShape) -> Vec<GemmPath> {
-    let mut v = vec![
-        GemmPath::KernelDefault,
-        GemmPath::Tuned(kernels::default_config()),
-    ];
+    let mut v = vec![GemmPath::KernelDefault, GemmPath::Tuned(kernels::default_config())];
     match be.supports(shape, &GemmPath::Vendor) {
         Ok(()) => v.push(GemmPath::Vendor),
-        Err(why) => eprintln!(
-            "vendor path skipped for M={} N={} K={}: {why}",
-            shape.m, shape.n, shape.k
-        ),
+        Err(why) => eprintln!("vendor path skipped for M={} N={} K={}: {why}", shape.m, shape.n, shape.k),
     }
     v
 }
@@ -487,21 +344,9 @@ fn paths_for(be: &CudaBackend, shape: &GemmShape) -> Vec<GemmPath> {
 fn gemm_anchor_shapes_match_reference() {
     let be = gpu();
     for (i, &(m, n, k, _, _)) in bench::ANCHORS.iter().enumerate() {
-        let q = random_quantized_problem_with(
-            m,
-            n,
-            k,
-            FN,
-            ScaleLayout::RowMajor,
-            (128, 128),
-            OutDtype::Bf16,
-            100 + i as u64,
-        );
+        let q = random_quantized_problem_with(m, n, k, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 100 + i as u64);
         let paths = paths_for(&be, &q.shape);
-        assert!(
-            paths.contains(&GemmPath::Vendor),
-            "cuBLASLt should serve anchor shape {m}x{n}x{k} on the H200"
-        );
+        assert!(paths.contains(&GemmPath::Vendor), "cuBLASLt should serve anchor shape {m}x{n}x{k} on the H200");
         check_gemm(&be, &q, OutDtype::Bf16, &paths);
     }
 }
@@ -515,32 +360,12 @@ fn gemm_ragged_shapes_match_reference() {
         for n in [576, 2112, 129] {
             for k in [1280, 200] {
                 seed += 1;
-                let layout = if seed % 2 == 0 {
-                    ScaleLayout::ColumnMajor
-                } else {
-                    ScaleLayout::RowMajor
-                };
-                let layout = if m > 256 {
-                    ScaleLayout::RowMajor
-                } else {
-                    layout
-                };
-                let q = random_quantized_problem_with(
-                    m,
-                    n,
-                    k,
-                    FN,
-                    layout,
-                    (128, 128),
-                    OutDtype::Bf16,
-                    seed,
-                );
+                let layout = if seed % 2 == 0 { ScaleLayout::ColumnMajor } else { ScaleLayout::RowMajor };
+                let layout = if m > 256 { ScaleLayout::RowMajor } else { layout };
+                let q = random_quantized_problem_with(m, n, k, FN, layout, (128, 128), OutDtype::Bf16, seed);
                 let paths = paths_for(&be, &q.shape);
                 if n == 129 || k == 200 {
-                    assert!(
-                        !paths.contains(&GemmPath::Vendor),
-                        "cuBLASLt cannot serve N={n} K={k}"
-                    );
+                    assert!(!paths.contains(&GemmPath::Vendor), "cuBLASLt cannot serve N={n} K={k}");
                 }
                 check_gemm(&be, &q, OutDtype::Bf16, &paths);
                 if m == 17 || m == 1 {
@@ -562,51 +387,13 @@ fn two_consumer_tiles_are_correct_over_several_tiles_per_cta() {
     // previous tile's stores may still be reading. A tile's C is stored during the next tile's
     // first block (DEFER_C / DEFER_STAGED in cuda/gemm_sm90_tma.cuh), the last tile's after the
     // loop; K = 128 makes that first block also the tile's last, and fp16 C takes the same paths.
-    let configs: Vec<KernelConfig> = be
-        .candidate_configs()
-        .into_iter()
-        .filter(|c| c.block_m == 128 && c.num_warps == 8)
-        .collect();
-    let with_f16: Vec<GemmPath> = configs
-        .iter()
-        .filter(|c| has_f16(c))
-        .cloned()
-        .map(GemmPath::Tuned)
-        .collect();
-    assert!(
-        with_f16.len() >= 3,
-        "the default build compiles 128x128, 128x192 and 128x256, fp16 C included"
-    );
+    let configs: Vec<KernelConfig> = be.candidate_configs().into_iter().filter(|c| c.block_m == 128 && c.num_warps == 8).collect();
+    let with_f16: Vec<GemmPath> = configs.iter().filter(|c| has_f16(c)).cloned().map(GemmPath::Tuned).collect();
+    assert!(with_f16.len() >= 3, "the default build compiles 128x128, 128x192 and 128x256, fp16 C included");
     let all: Vec<GemmPath> = configs.into_iter().map(GemmPath::Tuned).collect();
-    for (i, (k, out)) in [
-        (1280usize, OutDtype::Bf16),
-        (1536, OutDtype::Bf16),
-        (128, OutDtype::Bf16),
-        (1280, OutDtype::F16),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let q = random_quantized_problem_with(
-            2100,
-            2400,
-            k,
-            FN,
-            ScaleLayout::RowMajor,
-            (128, 128),
-            out,
-            950 + i as u64,
-        );
-        check_gemm(
-            &be,
-            &q,
-            out,
-            if out == OutDtype::Bf16 {
-                &all
-            } else {
-                &with_f16
-            },
-        );
+    for (i, (k, out)) in [(1280usize, OutDtype::Bf16), (1536, OutDtype::Bf16), (128, OutDtype::Bf16), (1280, OutDtype::F16)].into_iter().enumerate() {
+        let q = random_quantized_problem_with(2100, 2400, k, FN, ScaleLayout::RowMajor, (128, 128), out, 950 + i as u64);
+        check_gemm(&be, &q, out, if out == OutDtype::Bf16 { &all } else { &with_f16 });
     }
 }
 
@@ -641,18 +428,7 @@ fn every_compiled_config_is_correct() {
     let problems: Vec<QuantizedProblem> = shapes
         .iter()
         .enumerate()
-        .map(|(i, &(m, n, k, layout))| {
-            random_quantized_problem_with(
-                m,
-                n,
-                k,
-                FN,
-                layout,
-                (128, 128),
-                OutDtype::Bf16,
-                900 + i as u64,
-            )
-        })
+        .map(|(i, &(m, n, k, layout))| random_quantized_problem_with(m, n, k, FN, layout, (128, 128), OutDtype::Bf16, 900 + i as u64))
         .collect();
     let configs = be.candidate_configs();
     assert!(!configs.is_empty());
@@ -664,20 +440,8 @@ fn every_compiled_config_is_correct() {
     // C by TMA where they have a C buffer (N = 200, 328, 576: rows on 16 bytes; N = 129: the
     // warps store it). Every tile the default build compiles has fp16 C; the tuning build's
     // extra tiles have bf16 C only.
-    let normal: Vec<GemmPath> = configs
-        .iter()
-        .filter(|c| kernels::body(c) == Some("tma") && has_f16(c))
-        .cloned()
-        .map(GemmPath::Tuned)
-        .collect();
-    assert!(
-        normal
-            .iter()
-            .any(|p| matches!(p, GemmPath::Tuned(c) if c.block_m == 64))
-            && normal
-                .iter()
-                .any(|p| matches!(p, GemmPath::Tuned(c) if c.block_m == 128))
-    );
+    let normal: Vec<GemmPath> = configs.iter().filter(|c| kernels::body(c) == Some("tma") && has_f16(c)).cloned().map(GemmPath::Tuned).collect();
+    assert!(normal.iter().any(|p| matches!(p, GemmPath::Tuned(c) if c.block_m == 64)) && normal.iter().any(|p| matches!(p, GemmPath::Tuned(c) if c.block_m == 128)));
     for q in &problems[..5] {
         check_gemm(&be, q, OutDtype::F16, &normal);
     }
@@ -685,22 +449,11 @@ fn every_compiled_config_is_correct() {
     // included (K = 640 in 4 splits is 3 parts), every output dtype; the widest tile too
     // (two wgmma waves of 128 columns).
     let wide = kernels::heuristic_config(&bf16_shape(4096, 4096, 7168), 132);
-    let split_cfgs = [
-        kernels::default_config(),
-        kernels::heuristic_config(&problems[0].shape, 132),
-        kernels::heuristic_config(&problems[2].shape, 132),
-        wide,
-    ];
-    let splits_of =
-        |c: &KernelConfig| [3u32, 4].map(|s| GemmPath::Tuned(kernels::with_split_k(c, s)));
+    let split_cfgs = [kernels::default_config(), kernels::heuristic_config(&problems[0].shape, 132), kernels::heuristic_config(&problems[2].shape, 132), wide];
+    let splits_of = |c: &KernelConfig| [3u32, 4].map(|s| GemmPath::Tuned(kernels::with_split_k(c, s)));
     let split_paths: Vec<GemmPath> = split_cfgs.iter().flat_map(splits_of).collect();
     // Clusters (tuning builds; bf16 only there) with split K too.
-    let cluster_paths: Vec<GemmPath> = configs
-        .iter()
-        .filter(|c| c.cluster() > 1 && !c.cluster_splits_k())
-        .take(2)
-        .flat_map(splits_of)
-        .collect();
+    let cluster_paths: Vec<GemmPath> = configs.iter().filter(|c| c.cluster() > 1 && !c.cluster_splits_k()).take(2).flat_map(splits_of).collect();
     for q in &problems {
         for out in [OutDtype::Bf16, OutDtype::F16, OutDtype::F32] {
             check_gemm(&be, q, out, &split_paths);
@@ -715,19 +468,10 @@ fn every_compiled_config_is_correct() {
 #[ignore = "needs an NVIDIA GPU (run with --include-ignored on a GPU machine)"]
 fn k_split_pairs_match_reference() {
     let be = gpu();
-    let configs: Vec<KernelConfig> = be
-        .candidate_configs()
-        .into_iter()
-        .filter(|c| c.cluster_splits_k())
-        .collect();
+    let configs: Vec<KernelConfig> = be.candidate_configs().into_iter().filter(|c| c.cluster_splits_k()).collect();
     assert!(!configs.is_empty(), "the build compiles K-split pairs (shipped configs name them; the tuning build has them all)");
     for c in &configs {
-        assert_eq!(
-            kernels::split_k(c, &bf16_shape(64, 128, 7168), 132),
-            1,
-            "{}: a pair takes no workspace split besides",
-            c.short()
-        );
+        assert_eq!(kernels::split_k(c, &bf16_shape(64, 128, 7168), 132), 1, "{}: a pair takes no workspace split besides", c.short());
     }
     // K = 128: the second CTA has no K block and adds zeros; K = 2304 (18 blocks) and 1152
     // (9: halves of 5 and 4, the second starting mid-box for row-major slabs); M = 600 N = 1100:
@@ -744,12 +488,7 @@ fn k_split_pairs_match_reference() {
     ];
     for (i, &(m, n, k, layout, out)) in cases.iter().enumerate() {
         let q = random_quantized_problem_with(m, n, k, FN, layout, (128, 128), out, 970 + i as u64);
-        let paths: Vec<GemmPath> = configs
-            .iter()
-            .filter(|c| kernels::find_gemm(c, out).is_ok())
-            .cloned()
-            .map(GemmPath::Tuned)
-            .collect();
+        let paths: Vec<GemmPath> = configs.iter().filter(|c| kernels::find_gemm(c, out).is_ok()).cloned().map(GemmPath::Tuned).collect();
         assert!(!paths.is_empty() || out != OutDtype::Bf16);
         check_gemm(&be, &q, out, &paths);
     }
@@ -761,16 +500,7 @@ fn k_split_pairs_match_reference() {
 #[ignore = "needs an NVIDIA GPU (run with --include-ignored on a GPU machine)"]
 fn split_k_relaunches_on_one_workspace_match_reference() {
     let be = gpu();
-    let q = random_quantized_problem_with(
-        300,
-        456,
-        896,
-        FN,
-        ScaleLayout::RowMajor,
-        (128, 128),
-        OutDtype::Bf16,
-        77,
-    );
+    let q = random_quantized_problem_with(300, 456, 896, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 77);
     let p = q.problem();
     let reference = reference_gemm_f64(&p);
     let cfgs = [
@@ -783,98 +513,14 @@ fn split_k_relaunches_on_one_workspace_match_reference() {
         for splits in [2u32, 4] {
             let path = GemmPath::Tuned(kernels::with_split_k(cfg, splits));
             let what = format!("{} split {splits}", cfg.short());
-            let outs = be
-                .gemm_relaunched(&p, &path, 3)
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let outs = be.gemm_relaunched(&p, &path, 3).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(outs.len(), 3, "{what}");
             for (i, o) in outs.iter().enumerate() {
-                assert!(
-                    o.to_f64().iter().all(|v| v.is_finite()),
-                    "{what}, launch {i}: an element was not written"
-                );
-                assert_output_close(
-                    o,
-                    OutDtype::Bf16,
-                    &reference,
-                    calc_diff_bound(OutDtype::Bf16),
-                    &format!("{what}, launch {i}"),
-                );
+                assert!(o.to_f64().iter().all(|v| v.is_finite()), "{what}, launch {i}: an element was not written");
+                assert_output_close(o, OutDtype::Bf16, &reference, calc_diff_bound(OutDtype::Bf16), &format!("{what}, launch {i}"));
             }
         }
     }
-}
-
-/// Stream-K tails (src/backend/cuda/stream_k.rs): with more two-consumer tiles than SMs, the
-/// last round's tiles are dealt out by K block, and the CTA holding a tile's first block adds
-/// the other CTAs' sums (one to three of them here) and stores C. Every row is checked, the
-/// launches are repeated on the same buffers (the flags must be zero again after each), and
-/// repeats must agree to the bit (the sums are added in K order, not in arrival order).
-#[test]
-#[ignore = "needs an NVIDIA GPU (run with --include-ignored on a GPU machine)"]
-fn stream_k_tails_match_reference_and_repeat_bit_for_bit() {
-    use blockfp8::backend::cuda::stream_k;
-    let be = gpu();
-    let sms = be.device().compute_units as u64;
-    // M = 384: three rows of 128-row tiles; N = 12000 ends in a partial tile; K = 1024: 8 blocks.
-    // The last column's C rows are checked like the others.
-    let (m, n, k) = (384, 12000, 1024);
-    let configs: Vec<KernelConfig> = be
-        .candidate_configs()
-        .into_iter()
-        .filter(|c| c.block_m == 128 && c.num_warps == 8 && c.cluster() <= 1)
-        .collect();
-    let mut tails = 0;
-    for (i, out) in [OutDtype::Bf16, OutDtype::F16].into_iter().enumerate() {
-        let q = random_quantized_problem_with(
-            m,
-            n,
-            k,
-            FN,
-            ScaleLayout::RowMajor,
-            (128, 128),
-            out,
-            990 + i as u64,
-        );
-        let p = q.problem_with_out(out);
-        let reference = reference_gemm_f64(&p);
-        for cfg in configs
-            .iter()
-            .filter(|c| out == OutDtype::Bf16 || has_f16(c))
-        {
-            let tiles = (m.div_ceil(128) * n.div_ceil(cfg.block_n as usize)) as u64;
-            let Some(tail) = stream_k::plan(tiles, (k / 128) as u64, sms) else {
-                continue;
-            };
-            tails += 1;
-            let what = format!(
-                "{} out={} ({tiles} tiles, {tail:?})",
-                cfg.short(),
-                out.name()
-            );
-            let outs = be
-                .gemm_relaunched(&p, &GemmPath::Tuned(cfg.clone()), 3)
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
-            for (l, o) in outs.iter().enumerate() {
-                assert!(
-                    o.to_f64().iter().all(|v| v.is_finite()),
-                    "{what}, launch {l}: an element was not written"
-                );
-                assert_output_close(
-                    o,
-                    out,
-                    &reference,
-                    calc_diff_bound(OutDtype::Bf16),
-                    &format!("{what}, launch {l}"),
-                );
-                assert!(o.to_f64() == outs[0].to_f64(), "{what}: launch {l} differs from launch 0 (the tail's sums must add in a fixed order)");
-            }
-        }
-    }
-    // 128x128, 128x192 and 128x256 (the default build's two-consumer tiles) all take a tail here.
-    assert!(
-        tails >= 3,
-        "only {tails} tile/output pairs took a stream-K tail on {sms} SMs"
-    );
 }
 
 #[test]
@@ -882,51 +528,28 @@ fn stream_k_tails_match_reference_and_repeat_bit_for_bit() {
 fn bad_input_is_rejected_before_launch() {
     let be = gpu();
     // M = 6: column-major scales need round_up(6, 4) = 8 rows, so a layout mix-up shows.
-    let q = random_quantized_problem_with(
-        6,
-        256,
-        256,
-        FN,
-        ScaleLayout::RowMajor,
-        (128, 128),
-        OutDtype::Bf16,
-        7,
-    );
+    let q = random_quantized_problem_with(6, 256, 256, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 7);
     let good = q.problem();
     // Mismatched A length.
     let short_a = &q.a[..q.a.len() - 1];
     let mut p = good;
     p.a = short_a;
-    assert!(matches!(
-        be.gemm(&p, &GemmPath::KernelDefault),
-        Err(Error::Shape { .. })
-    ));
+    assert!(matches!(be.gemm(&p, &GemmPath::KernelDefault), Err(Error::Shape { .. })));
     // Wrong activation scale count (column-major needs padded rows).
     let mut p = good;
-    p.a_scales = ActScales {
-        data: &q.a_scales,
-        layout: ScaleLayout::ColumnMajor,
-    };
-    assert!(matches!(
-        be.gemm(&p, &GemmPath::Vendor),
-        Err(Error::Shape { .. })
-    ));
+    p.a_scales = ActScales { data: &q.a_scales, layout: ScaleLayout::ColumnMajor };
+    assert!(matches!(be.gemm(&p, &GemmPath::Vendor), Err(Error::Shape { .. })));
     // Wrong weight scale count.
     let mut p = good;
     p.b_scales = &q.b_scales[1..];
-    assert!(matches!(
-        be.gemm(&p, &GemmPath::Tuned(kernels::default_config())),
-        Err(Error::Shape { .. })
-    ));
+    assert!(matches!(be.gemm(&p, &GemmPath::Tuned(kernels::default_config())), Err(Error::Shape { .. })));
     // Sizes that overflow 32-bit indexing, with no data behind them.
     let mut p = good;
     p.shape.m = 1 << 20;
     p.shape.k = 1 << 12;
     let e = be.gemm(&p, &GemmPath::KernelDefault).unwrap_err();
     assert!(e.to_string().contains("2^31"), "{e}");
-    let e = be
-        .quantize_tokens(&[], 1 << 20, 1 << 12, &TokenQuantOptions::new(FN))
-        .unwrap_err();
+    let e = be.quantize_tokens(&[], 1 << 20, 1 << 12, &TokenQuantOptions::new(FN)).unwrap_err();
     assert!(matches!(e, Error::Shape { .. }), "{e}");
     // Unsupported block, flavour, group, and NaN scales.
     let mut p = good;
@@ -934,35 +557,20 @@ fn bad_input_is_rejected_before_launch() {
     assert!(be.gemm(&p, &GemmPath::KernelDefault).is_err());
     let mut p = good;
     p.shape.format = Fp8Format::E4m3fnuz;
-    assert!(matches!(
-        be.gemm(&p, &GemmPath::KernelDefault),
-        Err(Error::Unsupported { .. })
-    ));
+    assert!(matches!(be.gemm(&p, &GemmPath::KernelDefault), Err(Error::Unsupported { .. })));
     let mut o = TokenQuantOptions::new(FN);
     o.group = 64;
-    assert!(matches!(
-        be.quantize_tokens(&[0.0; 64], 1, 64, &o),
-        Err(Error::Unsupported { .. })
-    ));
-    assert!(matches!(
-        be.quantize_tokens(&[f32::NAN; 128], 1, 128, &TokenQuantOptions::new(FN)),
-        Err(Error::NonFinite { .. })
-    ));
+    assert!(matches!(be.quantize_tokens(&[0.0; 64], 1, 64, &o), Err(Error::Unsupported { .. })));
+    assert!(matches!(be.quantize_tokens(&[f32::NAN; 128], 1, 128, &TokenQuantOptions::new(FN)), Err(Error::NonFinite { .. })));
     let mut nan_scales = q.b_scales.clone();
     nan_scales[0] = f32::NAN;
     let mut p = good;
     p.b_scales = &nan_scales;
-    assert!(matches!(
-        be.gemm(&p, &GemmPath::KernelDefault),
-        Err(Error::NonFinite { .. })
-    ));
+    assert!(matches!(be.gemm(&p, &GemmPath::KernelDefault), Err(Error::NonFinite { .. })));
     // An uncompiled config is refused with a reason.
     let mut cfg = kernels::default_config();
     cfg.block_m = 48;
-    assert!(matches!(
-        be.gemm(&good, &GemmPath::Tuned(cfg)),
-        Err(Error::Unsupported { .. })
-    ));
+    assert!(matches!(be.gemm(&good, &GemmPath::Tuned(cfg)), Err(Error::Unsupported { .. })));
     // And the good problem still runs.
     assert!(be.gemm(&good, &GemmPath::KernelDefault).is_ok());
 }
@@ -977,11 +585,7 @@ fn ideal_bf16_gemm(p: &GemmProblem, rows: &[usize]) -> Vec<f64> {
         .flat_map(|&r| {
             let (a, b) = (&a, &b);
             (0..n).map(move |c| {
-                let dot: f64 = a[r * k..(r + 1) * k]
-                    .iter()
-                    .zip(&b[c * k..(c + 1) * k])
-                    .map(|(x, y)| x.to_f64() * y.to_f64())
-                    .sum();
+                let dot: f64 = a[r * k..(r + 1) * k].iter().zip(&b[c * k..(c + 1) * k]).map(|(x, y)| x.to_f64() * y.to_f64()).sum();
                 half::bf16::from_f64(dot).to_f64()
             })
         })
@@ -1001,24 +605,13 @@ const BF16_INPUTS_BOUND: f64 = 1e-4;
 
 /// Shapes for the bf16 baseline: anchors (aligned), and ragged M, N, K (odd leading
 /// dimensions, partial scale blocks, M = 1) in both activation-scale layouts.
-const BF16_SHAPES: [(usize, usize, usize); 6] = [
-    (8, 4096, 7168),
-    (64, 24576, 1536),
-    (1000, 576, 1280),
-    (1, 2112, 1280),
-    (3, 129, 200),
-    (17, 576, 200),
-];
+const BF16_SHAPES: [(usize, usize, usize); 6] = [(8, 4096, 7168), (64, 24576, 1536), (1000, 576, 1280), (1, 2112, 1280), (3, 129, 200), (17, 576, 200)];
 
 /// Case `i` of BF16_SHAPES: column-major activation scales on every other small-M case
 /// (row subsets of the reference need row-major ones).
 fn bf16_case(i: usize, out: OutDtype) -> QuantizedProblem {
     let (m, n, k) = BF16_SHAPES[i];
-    let layout = if m > 256 || i % 2 == 1 {
-        ScaleLayout::RowMajor
-    } else {
-        ScaleLayout::ColumnMajor
-    };
+    let layout = if m > 256 || i % 2 == 1 { ScaleLayout::RowMajor } else { ScaleLayout::ColumnMajor };
     random_quantized_problem_with(m, n, k, FN, layout, (128, 128), out, 300 + i as u64)
 }
 
@@ -1028,20 +621,13 @@ fn bf16_case(i: usize, out: OutDtype) -> QuantizedProblem {
 #[test]
 fn bf16_baseline_error_is_what_bf16_rounding_predicts() {
     // The shapes whose full reference is cheap on a CPU.
-    for (i, &(m, n, k)) in BF16_SHAPES
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.0 * s.1 * s.2 <= 300_000_000)
-    {
+    for (i, &(m, n, k)) in BF16_SHAPES.iter().enumerate().filter(|(_, s)| s.0 * s.1 * s.2 <= 300_000_000) {
         let q = bf16_case(i, OutDtype::Bf16);
         let p = q.problem();
         let rows: Vec<usize> = (0..m).collect();
         let d = blockfp8::gemm::calc_diff(&ideal_bf16_gemm(&p, &rows), &reference_gemm_f64(&p));
         eprintln!("M={m} N={n} K={k}: ideal bf16 GEMM of the dequantized inputs, calc_diff {d:.2e} against the exact product");
-        assert!(
-            d > 1.1e-6 && d < 1.0e-5,
-            "M={m} N={n} K={k}: calc_diff {d:e}, predicted 3.4e-6"
-        );
+        assert!(d > 1.1e-6 && d < 1.0e-5, "M={m} N={n} K={k}: calc_diff {d:e}, predicted 3.4e-6");
     }
 }
 
@@ -1053,92 +639,38 @@ fn bf16_baseline_error_is_what_bf16_rounding_predicts() {
 #[ignore = "needs an NVIDIA GPU (run with --include-ignored on a GPU machine)"]
 fn bf16_vendor_gemm_matches_reference() {
     let be = gpu();
-    let t = TimingOptions {
-        warmup: 1,
-        repeats: 3,
-        rotate_bytes: 64 << 20,
-        ..Default::default()
-    };
+    let t = TimingOptions { warmup: 1, repeats: 3, rotate_bytes: 64 << 20, ..Default::default() };
     for (i, &(m, n, k)) in BF16_SHAPES.iter().enumerate() {
         // f32 output asked for: the baseline still answers in bf16.
         let q = bf16_case(i, OutDtype::F32);
         let p = q.problem();
         let what = format!("bf16 cuBLASLt M={m} N={n} K={k} {:?}", q.a_layout);
-        let (times, out) = be
-            .time_bf16_vendor_gemm(&p, &t)
-            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (times, out) = be.time_bf16_vendor_gemm(&p, &t).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(times.len(), t.repeats, "{what}");
-        assert!(
-            times.iter().all(|&s| s > 0.0 && s.is_finite()),
-            "{what}: {times:?}"
-        );
-        assert!(
-            matches!(out, blockfp8::Output::Bf16(_)),
-            "{what}: output dtype {:?}",
-            out.dtype()
-        );
+        assert!(times.iter().all(|&s| s > 0.0 && s.is_finite()), "{what}: {times:?}");
+        assert!(matches!(out, blockfp8::Output::Bf16(_)), "{what}: output dtype {:?}", out.dtype());
         assert_eq!(out.len(), m * n, "{what}");
         let full = out.to_f64();
         if let Some(j) = full.iter().position(|v| !v.is_finite()) {
-            panic!(
-                "{what}: element {j} not written or not finite ({})",
-                full[j]
-            );
+            panic!("{what}: element {j} not written or not finite ({})", full[j]);
         }
         let rows = check_rows(m);
-        let got: Vec<f64> = rows
-            .iter()
-            .flat_map(|&r| full[r * n..(r + 1) * n].iter().copied())
-            .collect();
+        let got: Vec<f64> = rows.iter().flat_map(|&r| full[r * n..(r + 1) * n].iter().copied()).collect();
         let exact = if rows.len() == m {
             reference_gemm_f64(&p)
         } else {
             let (a, s) = row_subset(&q, &rows);
-            let shape = GemmShape {
-                m: rows.len(),
-                ..p.shape
-            };
-            reference_gemm_f64(&GemmProblem {
-                shape,
-                a: &a,
-                a_scales: ActScales {
-                    data: &s,
-                    layout: ScaleLayout::RowMajor,
-                },
-                b: &q.b,
-                b_scales: &q.b_scales,
-            })
+            let shape = GemmShape { m: rows.len(), ..p.shape };
+            reference_gemm_f64(&GemmProblem { shape, a: &a, a_scales: ActScales { data: &s, layout: ScaleLayout::RowMajor }, b: &q.b, b_scales: &q.b_scales })
         };
-        common::assert_calc_diff_below(
-            &got,
-            &exact,
-            BF16_INPUTS_BOUND,
-            &format!("{what} vs exact product"),
-        );
-        common::assert_calc_diff_below(
-            &got,
-            &ideal_bf16_gemm(&p, &rows),
-            calc_diff_bound(OutDtype::Bf16),
-            &format!("{what} vs ideal bf16 GEMM"),
-        );
+        common::assert_calc_diff_below(&got, &exact, BF16_INPUTS_BOUND, &format!("{what} vs exact product"));
+        common::assert_calc_diff_below(&got, &ideal_bf16_gemm(&p, &rows), calc_diff_bound(OutDtype::Bf16), &format!("{what} vs ideal bf16 GEMM"));
     }
     // Bad input is refused before any device work.
-    let q = random_quantized_problem_with(
-        6,
-        256,
-        256,
-        FN,
-        ScaleLayout::RowMajor,
-        (128, 128),
-        OutDtype::Bf16,
-        8,
-    );
+    let q = random_quantized_problem_with(6, 256, 256, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 8);
     let mut p = q.problem();
     p.b_scales = &q.b_scales[1..];
-    assert!(matches!(
-        be.time_bf16_vendor_gemm(&p, &t),
-        Err(Error::Shape { .. })
-    ));
+    assert!(matches!(be.time_bf16_vendor_gemm(&p, &t), Err(Error::Shape { .. })));
 }
 
 /// Graph timing must replay every rotating launch: a per-launch time below what the H200 can
@@ -1151,64 +683,28 @@ fn graph_timing_replays_every_launch() {
     let be = gpu();
     const FP8_PEAK_FLOPS: f64 = 1.979e15; // H100/H200 SXM dense fp8
     const HBM_PEAK_BYTES: f64 = 4.8e12; // H200
-    let q = random_quantized_problem_with(
-        1024,
-        4096,
-        7168,
-        FN,
-        ScaleLayout::RowMajor,
-        (128, 128),
-        OutDtype::Bf16,
-        31,
-    );
+    let q = random_quantized_problem_with(1024, 4096, 7168, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 31);
     let p = q.problem();
     let floor = 2.0 * 1024.0 * 4096.0 * 7168.0 / FP8_PEAK_FLOPS;
     for path in paths_for(&be, &p.shape) {
         let mut medians = Vec::new();
         for launches in [Launches::Graph, Launches::Eager] {
-            let t = TimingOptions {
-                warmup: 2,
-                repeats: 5,
-                rotate_bytes: 256 << 20,
-                launches,
-            };
+            let t = TimingOptions { warmup: 2, repeats: 5, rotate_bytes: 256 << 20, launches };
             let what = format!("{} {launches:?}", path.label());
-            let times = be
-                .time_gemm(&p, &path, &t)
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let times = be.time_gemm(&p, &path, &t).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(times.len(), t.repeats, "{what}");
-            assert!(
-                times.iter().all(|&s| s.is_finite() && s >= floor),
-                "{what}: {times:?} s per launch, physical floor {floor:e} s"
-            );
+            assert!(times.iter().all(|&s| s.is_finite() && s >= floor), "{what}: {times:?} s per launch, physical floor {floor:e} s");
             medians.push(blockfp8::tune::median(&times).expect("finite positive samples"));
         }
         let ratio = medians[0] / medians[1];
-        assert!(
-            (0.75..1.33).contains(&ratio),
-            "{}: graph {:e} s vs eager {:e} s per launch",
-            path.label(),
-            medians[0],
-            medians[1]
-        );
+        assert!((0.75..1.33).contains(&ratio), "{}: graph {:e} s vs eager {:e} s per launch", path.label(), medians[0], medians[1]);
     }
     // Quantization: the graph of a memory-bound kernel cannot beat HBM either.
     let (m, k) = (16384, 7168);
-    let t = TimingOptions {
-        warmup: 2,
-        repeats: 5,
-        ..Default::default()
-    };
-    let times = be
-        .time_quantize_tokens(m, k, true, &TokenQuantOptions::new(FN), &t)
-        .unwrap();
+    let t = TimingOptions { warmup: 2, repeats: 5, ..Default::default() };
+    let times = be.time_quantize_tokens(m, k, true, &TokenQuantOptions::new(FN), &t).unwrap();
     let bytes = (m * k * 3 + 4 * m * k / 128) as f64;
-    assert!(
-        times
-            .iter()
-            .all(|&s| s.is_finite() && s >= bytes / HBM_PEAK_BYTES),
-        "quantization {times:?} s per launch"
-    );
+    assert!(times.iter().all(|&s| s.is_finite() && s >= bytes / HBM_PEAK_BYTES), "quantization {times:?} s per launch");
     // The stream is usable for ordinary work after capture.
     check_gemm(&be, &q, OutDtype::Bf16, &[GemmPath::KernelDefault]);
 }
@@ -1221,30 +717,16 @@ fn anchor_benchmark() {
     // RUST_LOG=debug lists every swept config's time.
     let _ = env_logger::builder().is_test(true).try_init();
     let be = gpu();
-    let sweep = std::env::var("BLOCKFP8_BENCH_SWEEP")
-        .map(|v| v != "0")
-        .unwrap_or(true);
+    let sweep = std::env::var("BLOCKFP8_BENCH_SWEEP").map(|v| v != "0").unwrap_or(true);
     // BLOCKFP8_BENCH_SHAPES=MxNxK,... picks anchor rows (all by default).
-    let wanted: Option<Vec<String>> = std::env::var("BLOCKFP8_BENCH_SHAPES")
-        .ok()
-        .map(|v| v.split(',').map(str::to_owned).collect());
-    let shapes: Vec<_> = bench::ANCHORS
-        .iter()
-        .copied()
-        .filter(|&(m, n, k, ..)| {
-            wanted
-                .as_ref()
-                .is_none_or(|w| w.contains(&format!("{m}x{n}x{k}")))
-        })
-        .collect();
+    let wanted: Option<Vec<String>> = std::env::var("BLOCKFP8_BENCH_SHAPES").ok().map(|v| v.split(',').map(str::to_owned).collect());
+    let shapes: Vec<_> = bench::ANCHORS.iter().copied().filter(|&(m, n, k, ..)| wanted.as_ref().is_none_or(|w| w.contains(&format!("{m}x{n}x{k}")))).collect();
     let layout = match std::env::var("BLOCKFP8_BENCH_SCALES").as_deref() {
         Ok("column") => ScaleLayout::ColumnMajor,
         _ => ScaleLayout::RowMajor,
     };
     // BLOCKFP8_BENCH_LAUNCHES=eager times host launches instead of graph replays.
-    let launches = std::env::var("BLOCKFP8_BENCH_LAUNCHES")
-        .map(|v| v.parse().unwrap())
-        .unwrap_or_default();
+    let launches = std::env::var("BLOCKFP8_BENCH_LAUNCHES").map(|v| v.parse().unwrap()).unwrap_or_default();
     let table = bench::run(&be, &shapes, sweep, layout, launches).unwrap();
     println!("{table}");
     if let Ok(path) = std::env::var("BLOCKFP8_BENCH_OUT") {
@@ -1263,57 +745,18 @@ fn planner_follows_tuned_files_and_falls_back() {
     use std::sync::Arc;
     let be = gpu();
     let dir = tempfile::tempdir().unwrap();
-    let mut tuned = kernels::heuristic_config(
-        &GemmShape {
-            m: 17,
-            n: 576,
-            k: 1280,
-            block: (128, 128),
-            format: FN,
-            out_dtype: OutDtype::Bf16,
-        },
-        132,
-    );
+    let mut tuned = kernels::heuristic_config(&GemmShape { m: 17, n: 576, k: 1280, block: (128, 128), format: FN, out_dtype: OutDtype::Bf16 }, 132);
     tuned.group_m = 4;
     let table = ConfigTable::from_entries(vec![(16, tuned.clone())]).unwrap();
-    std::fs::write(
-        dir.path().join(dense_file_name(
-            576,
-            1280,
-            &be.device().name,
-            "fp8_w8a8",
-            (128, 128),
-        )),
-        table.to_json(),
-    )
-    .unwrap();
+    std::fs::write(dir.path().join(dense_file_name(576, 1280, &be.device().name, "fp8_w8a8", (128, 128))), table.to_json()).unwrap();
     let lib = Arc::new(Library::new(vec![dir.path().to_path_buf()], false, false));
     let be: Arc<dyn Backend> = Arc::new(be);
     let gemm = BlockScaledGemm::new(be.clone(), lib);
-    for (n, k, want) in [
-        (576, 1280, GemmPath::Tuned(tuned.clone())),
-        (2112, 1280, GemmPath::Vendor),
-        (129, 1280, GemmPath::KernelDefault),
-    ] {
-        let q = random_quantized_problem_with(
-            17,
-            n,
-            k,
-            FN,
-            ScaleLayout::RowMajor,
-            (128, 128),
-            OutDtype::Bf16,
-            77 + n as u64,
-        );
+    for (n, k, want) in [(576, 1280, GemmPath::Tuned(tuned.clone())), (2112, 1280, GemmPath::Vendor), (129, 1280, GemmPath::KernelDefault)] {
+        let q = random_quantized_problem_with(17, n, k, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 77 + n as u64);
         let p = q.problem();
         assert_eq!(gemm.plan(&p.shape), want, "N={n} K={k}");
         let out = gemm.run(&p).unwrap();
-        assert_output_close(
-            &out,
-            OutDtype::Bf16,
-            &reference_gemm_f64(&p),
-            calc_diff_bound(OutDtype::Bf16),
-            &format!("planned N={n} K={k}"),
-        );
+        assert_output_close(&out, OutDtype::Bf16, &reference_gemm_f64(&p), calc_diff_bound(OutDtype::Bf16), &format!("planned N={n} K={k}"));
     }
 }

@@ -18,8 +18,8 @@ use crate::types::{DeviceId, GemmPath, GemmShape, InputDtype, ScaleLayout};
 
 pub mod cpu;
 mod host_ops;
-pub(crate) use host_ops::check_quant_options;
 pub use host_ops::HostOps;
+pub(crate) use host_ops::check_quant_options;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 #[cfg(feature = "rocm")]
@@ -44,20 +44,13 @@ impl TimingOptions {
         if self.rotate_bytes == 0 {
             return 1;
         }
-        self.rotate_bytes
-            .div_ceil(set_bytes.max(1))
-            .clamp(4, max.max(4))
+        self.rotate_bytes.div_ceil(set_bytes.max(1)).clamp(4, max.max(4))
     }
 }
 
 impl Default for TimingOptions {
     fn default() -> Self {
-        TimingOptions {
-            warmup: 3,
-            repeats: 15,
-            rotate_bytes: 256 << 20,
-            launches: Launches::Graph,
-        }
+        TimingOptions { warmup: 3, repeats: 15, rotate_bytes: 256 << 20, launches: Launches::Graph }
     }
 }
 
@@ -78,10 +71,7 @@ impl std::str::FromStr for Launches {
         match s {
             "graph" => Ok(Launches::Graph),
             "eager" => Ok(Launches::Eager),
-            _ => Err(Error::invalid(
-                "launches",
-                format!("{s:?} (expected graph or eager)"),
-            )),
+            _ => Err(Error::invalid("launches", format!("{s:?} (expected graph or eager)"))),
         }
     }
 }
@@ -107,14 +97,9 @@ pub struct GemmLaunchArgs {
     pub b_scales_vendor: u64,
     /// [M, N] row-major in the plan's output dtype.
     pub c: u64,
-    /// The plan's workspace (`workspace_bytes` for the largest M it was sized for): zero
-    /// between launches (a split K adds into it and its conversion zeroes it again).
+    /// The plan's workspace (`workspace_bytes` for the largest M it was sized for).
     pub workspace: u64,
     pub workspace_bytes: usize,
-    /// The plan's scratch area (`scratch_bytes` for the largest M), apart from the workspace:
-    /// a launch may leave data of its own there, and keeps what it says must be zero zero.
-    pub scratch: u64,
-    pub scratch_bytes: usize,
 }
 
 /// A path resolved to what it launches: kernel handle, grid rule, K split, vendor plan.
@@ -128,15 +113,8 @@ pub trait GemmLaunch: Send + Sync {
     /// default scans every M (a K split, and so a workspace, can apply to small M only); a
     /// launch whose need grows with M returns `workspace_bytes(max_m)`.
     fn workspace_bound(&self, max_m: usize) -> usize {
-        most_over_m(max_m, |m| self.workspace_bytes(m))
-    }
-    /// Device scratch this launch needs for `m` rows (none unless a backend says so).
-    fn scratch_bytes(&self, _m: usize) -> usize {
-        0
-    }
-    /// The most scratch any M up to `max_m` needs.
-    fn scratch_bound(&self, max_m: usize) -> usize {
-        most_over_m(max_m, |m| self.scratch_bytes(m))
+        const SCAN: usize = 1 << 16;
+        (1..=max_m.min(SCAN)).chain(std::iter::once(max_m)).map(|m| self.workspace_bytes(m)).max().unwrap_or(0)
     }
     /// Enqueues the product on `stream` without waiting for it.
     ///
@@ -146,17 +124,6 @@ pub trait GemmLaunch: Send + Sync {
     /// the workspace must be at least `workspace_bytes(args.m)` and used by nothing else
     /// meanwhile.
     unsafe fn enqueue(&self, stream: &Stream, args: &GemmLaunchArgs) -> Result<()>;
-}
-
-/// The most `need(m)` over every M up to 65536 and `max_m` itself (a need can apply to some
-/// M only: a K split to small M, a stream-K tail to M whose tiles leave a round part-empty).
-fn most_over_m(max_m: usize, need: impl Fn(usize) -> usize) -> usize {
-    const SCAN: usize = 1 << 16;
-    (1..=max_m.min(SCAN))
-        .chain(std::iter::once(max_m))
-        .map(need)
-        .max()
-        .unwrap_or(0)
 }
 
 /// Token quantization on the device: x [M, K] (bf16/f16/f32) -> q fp8 [M, K] and scales.
@@ -199,10 +166,7 @@ pub trait Backend: Send + Sync {
     fn device(&self) -> &Device;
     /// The identity buffers, streams and plans of this backend carry.
     fn id(&self) -> DeviceId {
-        DeviceId {
-            backend: self.kind(),
-            ordinal: self.device().ordinal,
-        }
+        DeviceId { backend: self.kind(), ordinal: self.device().ordinal }
     }
     /// Byte alignment every device address passed to a kernel must have.
     fn alignment(&self) -> usize {
@@ -232,13 +196,7 @@ pub trait Backend: Send + Sync {
     ///
     /// # Safety
     /// Both ranges must be memory of this device of `bytes` bytes.
-    unsafe fn copy_on_device(
-        &self,
-        stream: &Stream,
-        dst: u64,
-        src: u64,
-        bytes: usize,
-    ) -> Result<()>;
+    unsafe fn copy_on_device(&self, stream: &Stream, dst: u64, src: u64, bytes: usize) -> Result<()>;
     /// Waits for everything enqueued on `stream`.
     fn synchronize(&self, stream: &Stream) -> Result<()>;
 
@@ -246,24 +204,13 @@ pub trait Backend: Send + Sync {
     fn supports(&self, shape: &GemmShape, path: &GemmPath) -> std::result::Result<(), String>;
     /// Resolves `path` for products of `shape`'s N, K, block, format and output, activation
     /// scales in `layout`, up to `shape.m` rows.
-    fn resolve_gemm(
-        &self,
-        shape: &GemmShape,
-        path: &GemmPath,
-        layout: ScaleLayout,
-    ) -> Result<Box<dyn GemmLaunch>>;
+    fn resolve_gemm(&self, shape: &GemmShape, path: &GemmPath, layout: ScaleLayout) -> Result<Box<dyn GemmLaunch>>;
     /// The weight scales in the vendor BLAS's own layout, where its path needs one (cuBLASLt
     /// pads the K-block count to a multiple of 4): `None` where the plain layout serves.
     ///
     /// # Safety
     /// `scales` must address `n_blocks * k_blocks` f32 of this device.
-    unsafe fn vendor_weight_scales(
-        &self,
-        stream: &Stream,
-        scales: u64,
-        n_blocks: usize,
-        k_blocks: usize,
-    ) -> Result<Option<RawBuffer>> {
+    unsafe fn vendor_weight_scales(&self, stream: &Stream, scales: u64, n_blocks: usize, k_blocks: usize) -> Result<Option<RawBuffer>> {
         let _ = (stream, scales, n_blocks, k_blocks);
         Ok(None)
     }
@@ -271,27 +218,18 @@ pub trait Backend: Send + Sync {
     ///
     /// # Safety
     /// Addresses live and sized for the arguments (q: M*K bytes; s: the layout's scale count).
-    unsafe fn enqueue_quantize_tokens(&self, stream: &Stream, args: &QuantTokensArgs)
-        -> Result<()>;
+    unsafe fn enqueue_quantize_tokens(&self, stream: &Stream, args: &QuantTokensArgs) -> Result<()>;
     /// Enqueues 128x128 block weight quantization.
     ///
     /// # Safety
     /// Addresses live and sized for the arguments.
-    unsafe fn enqueue_quantize_weight(&self, stream: &Stream, args: &QuantWeightArgs)
-        -> Result<()>;
+    unsafe fn enqueue_quantize_weight(&self, stream: &Stream, args: &QuantWeightArgs) -> Result<()>;
     /// Enqueues the in-place OCP e4m3fn -> e4m3fnuz conversion of a quantized weight
     /// (0x80 -> 0x00, scales x2).
     ///
     /// # Safety
     /// `q` must address `bytes` bytes and `s` `scales` f32 of this device.
-    unsafe fn enqueue_convert_to_fnuz(
-        &self,
-        stream: &Stream,
-        q: u64,
-        bytes: usize,
-        s: u64,
-        scales: usize,
-    ) -> Result<()>;
+    unsafe fn enqueue_convert_to_fnuz(&self, stream: &Stream, q: u64, bytes: usize, s: u64, scales: usize) -> Result<()>;
 
     /// The kernel configs this build can launch (the tuner's candidates).
     fn candidate_configs(&self) -> Vec<KernelConfig>;
@@ -314,13 +252,7 @@ pub trait Backend: Send + Sync {
     /// 0..copies (each enqueueing work on `stream`), after `opts.warmup` passes. This
     /// default times on the host around a synchronize; GPU backends use device events (and
     /// CUDA graph replay for `Launches::Graph`).
-    fn time_passes(
-        &self,
-        stream: &Stream,
-        copies: usize,
-        opts: &TimingOptions,
-        pass: &dyn Fn(usize) -> Result<()>,
-    ) -> Result<Vec<f64>> {
+    fn time_passes(&self, stream: &Stream, copies: usize, opts: &TimingOptions, pass: &dyn Fn(usize) -> Result<()>) -> Result<Vec<f64>> {
         let _ = opts.launches; // host backends run work as it is enqueued; nothing to capture
         for w in 0..opts.warmup {
             pass(w % copies.max(1))?;
@@ -343,16 +275,9 @@ pub trait Backend: Send + Sync {
     /// only the GEMM is timed, over rotating copies), and its output (row-major [M, N]) for
     /// accuracy checks. The benchmark's "what fp8 saves" baseline; the output is bf16 whatever
     /// `p.shape.out_dtype` says. `Error::Unsupported` where the backend has no such GEMM.
-    fn time_bf16_vendor_gemm(
-        &self,
-        p: &GemmProblem,
-        opts: &TimingOptions,
-    ) -> Result<(Vec<f64>, Output)> {
+    fn time_bf16_vendor_gemm(&self, p: &GemmProblem, opts: &TimingOptions) -> Result<(Vec<f64>, Output)> {
         let _ = (p, opts);
-        Err(Error::Unsupported {
-            path: "bf16 vendor GEMM".into(),
-            reason: format!("no bf16 vendor GEMM on the {} backend", self.kind().name()),
-        })
+        Err(Error::Unsupported { path: "bf16 vendor GEMM".into(), reason: format!("no bf16 vendor GEMM on the {} backend", self.kind().name()) })
     }
 }
 
@@ -371,10 +296,7 @@ pub fn open(kind: BackendKind, ordinal: usize) -> Result<Arc<dyn Backend>> {
             let _ = ordinal;
             Err(Error::BackendUnavailable {
                 backend: other.name(),
-                reason: format!(
-                    "not compiled in; rebuild with `--features {}`",
-                    if other.is_amd() { "rocm" } else { other.name() }
-                ),
+                reason: format!("not compiled in; rebuild with `--features {}`", if other.is_amd() { "rocm" } else { other.name() }),
             })
         }
     }
