@@ -546,25 +546,30 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // stores, piece by piece as the consumer warps laid them out, and frees the buffer
             // (C_FREE) once the stores have read it.
             uint32_t g = 0;  // (after += nkb) the ring position of the next item's first K block
+            // Item w's coordinates, or with `known` already those of the item after it, worked
+            // out for its wait last turn (so each item's divisions run once).
+            int m0 = 0, n0 = 0, kb_begin = 0, nkb = 0;
+            bool known = false;
             for (int w = first_item; w < work; w += item_step) {
-                int m0, n0, kb_begin, nkb;
-                item(w, m0, n0, kb_begin, nkb);
+                if (!known) item(w, m0, n0, kb_begin, nkb);
+                known = false;
                 if (nkb == 0) continue;  // (as the consumers skip it)
                 g += nkb;
                 named_bar_sync<C_FREE, C_SYNC_THREADS>();
                 named_bar_sync<C_FULL, C_SYNC_THREADS>();
-                {
-                    // The stores wait until the consumers have released the next tile's first
-                    // block (they are in it now): its release lets the producer queue the next
-                    // loads ahead of the stores. H200: 1.003x over 7 shapes, 1.006-1.007x at
-                    // N=24576 K=1536 (whose consumers waited for data at 8% of their ncu samples,
-                    // DeepGEMM's at 1%); after the second block's release, 0.9995x. (The
-                    // consumers are in that block while this warp leaves C_FULL, so the phase
-                    // of `empty` waited for is the pending one, not one a turn of the ring later.)
-                    int m1, n1, kb1, nkb1 = 0;
-                    if (w + item_step < work) item(w + item_step, m1, n1, kb1, nkb1);
-                    if (nkb1 > 0) mbar_wait(empty0 + 8 * (g % STAGES), (g / STAGES) & 1);
+                // The stores wait until the consumers have released the next tile's first
+                // block (they are in it now): its release lets the producer queue the next
+                // loads ahead of the stores. H200: 1.003x over 7 shapes, 1.006-1.007x at
+                // N=24576 K=1536 (whose consumers waited for data at 8% of their ncu samples,
+                // DeepGEMM's at 1%); after the second block's release, 0.9995x. (The
+                // consumers are in that block while this warp leaves C_FULL, so the phase
+                // of `empty` waited for is the pending one, not one a turn of the ring later.)
+                int m1 = 0, n1 = 0, kb1 = 0, nkb1 = 0;
+                if (w + item_step < work) {
+                    item(w + item_step, m1, n1, kb1, nkb1);
+                    known = true;
                 }
+                if (nkb1 > 0) mbar_wait(empty0 + 8 * (g % STAGES), (g / STAGES) & 1);
                 if (lane == 0) {
 #pragma unroll 1
                     for (int piece = 0; piece < T::CONSUMERS * 4; ++piece)
@@ -572,6 +577,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     bulk_commit();
                     bulk_wait_read0();
                 }
+                m0 = m1;
+                n0 = n1;
+                kb_begin = kb1;
+                nkb = nkb1;
             }
             if (lane == 0) bulk_wait0();  // (the shared memory outlives the stores)
         } else if (wwarp == 1 && !bs_bulk) {

@@ -11,7 +11,11 @@
 # BASE_ENV="VAR=value" the third bench runs the shipped files under that environment instead, and
 # with BASE_ARGS="bench arguments" with those arguments (e.g. `--scale-layout column-major`, the
 # activation-scale layout DeepGEMM is given), and with BASE_BIN=path another build's CLI (a
-# kernel change raced against the build before it in one call). DeepGEMM is timed at its fastest: each shape in a
+# kernel change raced against the build before it in one call). CRATE_ARGS (default
+# `--scale-layout column-major`) are the crate bench's own arguments: by default both kernels
+# get the same inputs, column-major activation scales being the only layout DeepGEMM takes
+# (vLLM's per_token_group_quant_fp8(column_major_scales=True)); `BASE_ARGS="--scale-layout
+# row-major"` races the row-major layout beside it. DeepGEMM is timed at its fastest: each shape in a
 # process of its own (DG_ISOLATED=0: all in one), DG_PASSES=2 times after the crate's bench,
 # each shape keeping its fastest pass.
 set -u
@@ -26,7 +30,8 @@ args=(); for s in $shapes; do args+=(--mnk "$s"); done
   && { for s in $shapes; do python3 "$here/deepgemm_time.py" --warm "$s" & done; wait; } > "$OUT/deepgemm_warm.log" 2>&1 ) &
 dg_build=$!
 # The crate's bench runs while DeepGEMM compiles (CPU work); DeepGEMM is timed after, alone.
-timeout 420 $B/blockfp8 bench --backend cuda --no-progress --json "${args[@]}" > "$OUT/crate.json" 2> "$OUT/crate.err"
+crate_args=(${CRATE_ARGS---scale-layout column-major})
+timeout 420 $B/blockfp8 bench --backend cuda --no-progress --json ${crate_args[@]+"${crate_args[@]}"} "${args[@]}" > "$OUT/crate.json" 2> "$OUT/crate.err"
 echo "crate bench rc=$?"
 # The third bench, when asked for: the command before `bench`, its extra arguments, its label.
 base=(); extra=(); label=""
