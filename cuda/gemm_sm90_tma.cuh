@@ -358,10 +358,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // launcher asks a TMA only when a tile's K range fits the box), and the box's K blocks.
     const bool slab = T::AS_SLAB && (as_load & AS_MODE_MASK) != AS_CP_ASYNC;
     const bool bs_bulk = slab && (as_load & AS_BS_BULK);
-    // Where the activation scales come by TMA per stage (the two-consumer tiles), the TMA thread
-    // copies the stage's weight scales too (SB cp.async of 4 bytes, one arrival), and the scale
-    // warp has nothing to do.
-    const bool bs_by_tma_thread = T::AS_TMA && !slab && (as_load & AS_MODE_MASK) != AS_CP_ASYNC;
     const int slab_kb = as_load >> AS_SLAB_SHIFT;
     as_load &= AS_MODE_MASK;
     extern __shared__ uint8_t smem_raw[];
@@ -440,7 +436,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         for (int s = 0; s < STAGES; ++s) {
             // The producer's expect_tx, and the scale warp's lanes unless the slabs carry
             // every scale.
-            mbar_init(full0 + 8 * s, bs_bulk ? 1 : bs_by_tma_thread ? 2 : 1 + 32);
+            mbar_init(full0 + 8 * s, bs_bulk ? 1 : 1 + 32);
             // Each consumer warp of every CTA in the cluster releases the stage: the peer's
             // multicast writes this CTA's stage too.
             mbar_init(empty0 + 8 * s, T::CONSUMERS * 4 * MC);
@@ -536,16 +532,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // (After the stage's own loads: issued first, the slabs delayed them,
                     // 0.5-1.5% on the H200.)
                     if (with_slab) load_slabs();
-                    if (bs_by_tma_thread) {
-                        // (Weight-scale blocks past N read as zero.)
-#pragma unroll
-                        for (int b = 0; b < T::SB; ++b) {
-                            const int blk = n0 / 128 + b;
-                            const bool in = blk < (N + 127) / 128;
-                            cp_async4(s_base + T::OFF_BS + (s * T::SB + b) * 4, in ? Bs + (size_t)blk * KB + kb : Bs, in ? 4 : 0);
-                        }
-                        cp_async_mbar_arrive_noinc(full);
-                    }
                 }
             }
             if constexpr (MC > 1) {
@@ -597,7 +583,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 nkb = nkb1;
             }
             if (lane == 0) bulk_wait0();  // (the shared memory outlives the stores)
-        } else if (wwarp == 1 && !bs_bulk && !bs_by_tma_thread) {
+        } else if (wwarp == 1 && !bs_bulk) {
             // Scales: asynchronous 4-byte copies straight into the stage, whose completion
             // arrives on the stage's `full` barrier (cp.async.mbarrier.arrive.noinc, one arrival
             // per lane), so this warp never waits on a load and runs as far ahead as the ring.
