@@ -464,7 +464,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // the C stores (the rest of a producer warpgroup only lends its registers to the
         // consumers through setmaxnreg).
         if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<72>();
-        if (wwarp == 0 && lane == 0) {
+        // The whole of warp 0 walks the ring (lane 0 issues), so that the stage, coordinates and
+        // addresses are warp-uniform: ptxas keeps them in uniform registers and hands them to
+        // the TMA without a move loop per copy. (Not on 128x256 s4, where it moved a consumer
+        // value into local memory.)
+        constexpr bool WARP_PRODUCER = !(BN == 256 && STAGES == 4);
+        if (wwarp == 0 && (WARP_PRODUCER || lane == 0)) {
             const uint32_t stage_bytes = T::A_BYTES + T::B_BYTES + (slab ? 0 : as_load == AS_TMA_ROWS ? T::AS_BYTES : as_load == AS_TMA_COLS ? BM * 4 : 0);
             // Slab b was last filled for the tile whose last K block was ring position
             // slab_last_b (~0u: never; two scalars, as an array indexed by parity sits in
@@ -508,6 +513,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     const bool with_slab = slab && i == 0;
                     const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
                     const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
+                    if (lane != 0) continue;  // (lane 0 issues)
                     mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
                     auto load_slabs = [&] {
                         const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
