@@ -42,6 +42,8 @@ if [ -n "${BASE_ENV:-}" ]; then
 elif [ -n "${BASE_ARGS:-}" ]; then
     base=("$B/blockfp8"); extra=($BASE_ARGS); label=$BASE_ARGS
 elif [ -n "${BASE_BIN:-}" ]; then
+    # (A CLI carried xz-compressed, as .devx/ holds them, is unpacked first.)
+    if [ ! -x "$BASE_BIN" ] && [ -f "$BASE_BIN.xz" ]; then xz -d -k "$BASE_BIN.xz" && chmod +x "$BASE_BIN"; fi
     base=("$BASE_BIN"); label="base build"
 elif [ -d $B/configs-base ]; then
     base=("$B/blockfp8"); extra=(--config-dir "$B/configs-base"); label="base configs"
@@ -50,7 +52,8 @@ third=()
 if [ ${#base[@]} -gt 0 ]; then
     timeout 300 "${base[@]}" bench --backend cuda --no-progress --no-check --json ${extra[@]+"${extra[@]}"} "${args[@]}" > "$OUT/crate_base.json" 2> "$OUT/crate_base.err"
     echo "crate bench, $label rc=$?"
-    third=("$OUT/crate_base.json" "$label")
+    # (A third bench that wrote nothing leaves the table to the other columns.)
+    if [ -s "$OUT/crate_base.json" ]; then third=("$OUT/crate_base.json" "$label"); fi
 fi
 wait $dg_build
 # One DeepGEMM timing run: deepgemm_time.py with the given arguments.
