@@ -392,6 +392,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     const uint32_t rank = CL > 1 ? cluster_ctarank() : 0;
     constexpr int MC = T::MC;
     const int num_pid_m = (M + BM * MC - 1) / (BM * MC), num_pid_n = (N + BN - 1) / BN;
+    const int in_group = group_m * num_pid_n;
     const int first_item = blockIdx.x / CL, item_step = gridDim.x / CL;
     const int KB = (K + 127) / 128;
     const int work = num_pid_m * num_pid_n * splits;
@@ -424,11 +425,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     constexpr int C_STAGED = 1;  // (named barrier of the staged C store's two consumer warpgroups, below)
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
     auto item = [&](int w, int& m0, int& n0, int& kb_begin, int& nkb) {
-        // (The grid's sizes are worked out again from the parameters, opaque to the compiler:
-        // kept from above, they lived across the role split, and with the whole-warp producer
-        // ptxas moved them out of uniform registers and spilled a consumer value on 128x256 s4.)
-        const int num_pid_m = (opaque_i32(M) + BM * MC - 1) / (BM * MC), num_pid_n = (opaque_i32(N) + BN - 1) / BN;
-        const int in_group = group_m * num_pid_n, KB = (opaque_i32(K) + 127) / 128;
         const int tiles = num_pid_m * num_pid_n, tile = w % tiles, part = w / tiles;
         const int first_m = (tile / in_group) * group_m;
         const int group_rows = min(num_pid_m - first_m, group_m);
@@ -486,8 +482,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<72>();
         // The whole of warp 0 walks the ring (lane 0 issues), so that the stage, coordinates and
         // addresses are warp-uniform: ptxas keeps them in uniform registers and hands them to
-        // the TMA without a move loop per copy.
-        if (wwarp == 0) {
+        // the TMA without a move loop per copy. (Not on 128x256 s4, where it moved a consumer
+        // value into local memory.)
+        constexpr bool WARP_PRODUCER = !(BN == 256 && STAGES == 4);
+        if (wwarp == 0 && (WARP_PRODUCER || lane == 0)) {
             const uint32_t stage_bytes = T::A_BYTES + T::B_BYTES + (slab ? 0 : as_load == AS_TMA_ROWS ? T::AS_BYTES : as_load == AS_TMA_COLS ? BM * 4 : 0);
             // Slab b was last filled for the tile whose last K block was ring position
             // slab_last_b (~0u: never; two scalars, as an array indexed by parity sits in
