@@ -102,11 +102,6 @@ __device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, i
                  "r"(src), "r"(c_inner), "r"(c_outer)
                  : "memory");
 }
-// Asks L2 to fetch the box of the tensor at (c_inner, c_outer); nothing lands in shared memory.
-__device__ __forceinline__ void tma_prefetch_l2_2d(const TmaDesc* map, int c_inner, int c_outer) {
-    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(reinterpret_cast<uint64_t>(map)), "r"(c_inner), "r"(c_outer)
-                 : "memory");
-}
 // Named barrier `ID` over `COUNT` threads (whole warps).
 template <int ID, int COUNT> __device__ __forceinline__ void named_bar_sync() { asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(COUNT) : "memory"); }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
@@ -474,19 +469,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     }
     if constexpr (CL > 1) cluster_sync();  // the peer's barriers exist before any remote use
     else __syncthreads();
-    // The first ring's worth of this CTA's first tile (A and this CTA's part of the weight tile)
-    // is asked of L2 before the wait below, so that under a programmatic dependent launch its
-    // DRAM reads overlap the previous kernel's tail. (An L2 prefetch reads nothing stale: that
-    // kernel's writes land in L2 too, and the loads proper come after the wait.)
-    if (tid == 128 * T::CONSUMERS && first_item < work) {
-        int m0, n0, kb_begin, nkb;
-        item(first_item, m0, n0, kb_begin, nkb);
-        const int nb = MC == 1 ? n0 : n0 + (int)rank * (BN / 2);
-        for (int i = 0; i < min(nkb, STAGES); ++i) {
-            tma_prefetch_l2_2d(tma_a, (kb_begin + i) * 128, m0);
-            tma_prefetch_l2_2d(tma_b, (kb_begin + i) * 128, nb);
-        }
-    }
     // Launched as a programmatic dependent launch, this CTA may have started while the
     // previous kernel on the stream still runs: the set-up above touched only shared memory
     // and parameters, and no thread reads or writes global memory before that kernel has
