@@ -95,13 +95,11 @@ impl Tile {
             }
         }
     }
-    /// TMA: shared memory below the C buffer (TmaTile::X_END): the ring, the slabs or the
-    /// two-consumer tiles' weight-scale rows, and on K-split pairs two barriers and the peer's
-    /// BM x BN fp32 sums.
+    /// TMA: shared memory below the C buffer (TmaTile::X_END): the ring, the slabs, and on
+    /// K-split pairs two barriers and the peer's BM x BN fp32 sums.
     fn smem_before_c(&self, body: Body) -> u32 {
         let end = self.ring_end(body);
         let end = if self.scale_slab(body) { self.slabs_end(end) } else { end };
-        let end = if self.scale_tma(body) { self.weight_scale_rows_end(end) } else { end };
         if self.splits_k { end.div_ceil(16) * 16 + 16 + self.bm * self.bn * 4 } else { end }
     }
     /// TMA: the end of the ring, its scales, barriers and (swapped tiles) C staging (TmaTile::C_END).
@@ -120,14 +118,6 @@ impl Tile {
     /// scales.
     fn slabs_end(&self, end: u32) -> u32 {
         end.div_ceil(128) * 128 + 2 * (64 * self.bm * 4) + 2 * 68 * 4
-    }
-    /// TMA: the end of the two-consumer tiles' per-tile weight-scale rows after `end`
-    /// (TmaTile::BS_TILE_END), 16-byte aligned: two buffers of one row per weight-scale block
-    /// the tile spans, each the range's blocks and up to 3 either side, in 16-byte pieces.
-    fn weight_scale_rows_end(&self, end: u32) -> u32 {
-        let blocks = if self.bn > 128 { 2 } else { 1 };
-        let row = (launch_abi::WEIGHT_SCALE_ROW_K_BLOCKS as u32 + 6) / 4 * 4;
-        end.div_ceil(16) * 16 + 2 * blocks * row * 4
     }
     /// TMA: the end of a C buffer after smem_before_c, 1024-aligned (TmaTile::OFF_CBUF + BM x BN
     /// 16-bit outputs), for the tiles that store C by TMA (TmaTile::C_TMA).
@@ -506,11 +496,6 @@ pub fn build(out_dir: &Path) {
                 parts[part],
                 "static_assert({tt}::SLAB_KB == {}, \"cuda/launch_abi.rs SCALE_SLAB_K_BLOCKS mirrors TmaTile::SLAB_KB\");",
                 launch_abi::SCALE_SLAB_K_BLOCKS
-            );
-            let _ = writeln!(
-                parts[part],
-                "static_assert({tt}::BS_TILE_KB == {}, \"cuda/launch_abi.rs WEIGHT_SCALE_ROW_K_BLOCKS mirrors TmaTile::BS_TILE_KB\");",
-                launch_abi::WEIGHT_SCALE_ROW_K_BLOCKS
             );
         }
         for out in outs {

@@ -236,23 +236,11 @@ struct TmaTile {
     static constexpr int SLABS_END = OFF_BS_SLAB + 2 * BS_SLAB * 4;
     static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && MC == 1 && c_buffer_fits(SLABS_END, BM, BN);
     static constexpr int SLAB_END = AS_SLAB ? SLABS_END : C_END;
-    // The two-consumer normal tiles (AS_TMA) take a tile's weight scales the same way, by one
-    // bulk copy per weight-scale block with the tile's first stage, when the launcher asks
-    // (AS_BS_BULK): the scale warp then has nothing to copy, and the stages' `full` barriers
-    // wait for the TMA alone. SB rows of BS_TILE_ROW floats, twice (the producer fills the
-    // next tile's while the consumers read this one's); a tile's K range of at most
-    // BS_TILE_KB blocks (K = 18432 unsplit).
-    static constexpr int BS_TILE_KB = 146, BS_TILE_ROW = (BS_TILE_KB + 3 + 3) / 4 * 4;
-    static constexpr int OFF_BS_TILE = (SLAB_END + 15) / 16 * 16;
-    static constexpr int BS_TILE_END = AS_TMA ? OFF_BS_TILE + 2 * SB * BS_TILE_ROW * 4 : SLAB_END;
-    // Where a tile's weight-scale rows sit when they come by bulk copy: row b of buffer buf at
-    // OFF_BS_ROWS + (buf * SB + b) * BS_ROW floats.
-    static constexpr int OFF_BS_ROWS = AS_TMA ? OFF_BS_TILE : OFF_BS_SLAB, BS_ROW = AS_TMA ? BS_TILE_ROW : BS_SLAB;
     // KS: the second CTA's sums (BM x BN fp32, 16 bytes per consumer thread at a time) and two
     // barriers: `xfull` (its 128 consumer threads have written them) and `xempty` (the first
     // CTA's have read them), each used in one CTA of the pair.
-    static constexpr int OFF_XBAR = (BS_TILE_END + 15) / 16 * 16, OFF_XBUF = OFF_XBAR + 16;
-    static constexpr int X_END = KS ? OFF_XBUF + BM * BN * 4 : BS_TILE_END;
+    static constexpr int OFF_XBAR = (SLAB_END + 15) / 16 * 16, OFF_XBUF = OFF_XBAR + 16;
+    static constexpr int X_END = KS ? OFF_XBUF + BM * BN * 4 : SLAB_END;
     // Normal tiles whose ring leaves room for it get a C buffer of their own (BM x BN 16-bit
     // outputs): each warp writes its 16 rows there and stores them by TMA, in boxes of 16 rows
     // x C_BOX columns (swizzled rows of 2 * C_BOX bytes), then goes on to the next tile while
@@ -278,9 +266,7 @@ struct TmaTile {
 // On AS_SLAB tiles a TMA mode loads the tile's slab instead: the argument then also carries
 // AS_BS_BULK (the weight scales by one bulk copy per tile; needs KB % 4 == 0 and a 16-byte
 // aligned base) and, from bit AS_SLAB_SHIFT, the box's K blocks (at most SLAB_KB, a multiple
-// of 4 for row-major boxes, no wider than the tensor's KB). On AS_TMA tiles with a TMA mode,
-// AS_BS_BULK alone asks the same of the weight scales (a tile's K range of at most
-// BS_TILE_KB blocks).
+// of 4 for row-major boxes, no wider than the tensor's KB).
 enum AsLoad : int { AS_CP_ASYNC = 0, AS_TMA_ROWS = 1, AS_TMA_COLS = 2, AS_MODE_MASK = 3, AS_BS_BULK = 4, AS_SLAB_SHIFT = 8 };
 
 // A ring position is the ring counter g (stage g % S, phase (g / S) & 1) or, in the K loop's
@@ -371,9 +357,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // Whether this launch's tiles take their scales from per-tile slabs (AS_SLAB; the
     // launcher asks a TMA only when a tile's K range fits the box), and the box's K blocks.
     const bool slab = T::AS_SLAB && (as_load & AS_MODE_MASK) != AS_CP_ASYNC;
-    const bool bs_bulk = (slab || (T::AS_TMA && (as_load & AS_MODE_MASK) != AS_CP_ASYNC)) && (as_load & AS_BS_BULK);
-    // Whether the tiles' scales come into per-tile buffers (slabs), two of them taken in turn.
-    const bool per_tile = slab || bs_bulk;
+    const bool bs_bulk = slab && (as_load & AS_BS_BULK);
     const int slab_kb = as_load >> AS_SLAB_SHIFT;
     as_load &= AS_MODE_MASK;
     extern __shared__ uint8_t smem_raw[];
@@ -506,7 +490,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
                 const int buf = tile_n & 1;
-                if (per_tile && nkb > 0) {
+                if (slab && nkb > 0) {
                     // The slab is rewritten once its last tile's last stage is released (its
                     // consumers have read every scale of it by then). Within a ring's length
                     // that release has not been waited for by the refills yet; beyond it, it
@@ -526,23 +510,16 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // (a bulk copy's source must be aligned). (Loaded in chunks of 8 blocks
                     // with the stages that first need them, the gain was gone: H200, 64x4096x7168
                     // 12.9 us whole, 14.3 in chunks, 14.1 with the per-stage copies.)
-                    const bool with_slab = per_tile && i == 0;
+                    const bool with_slab = slab && i == 0;
                     const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
                     const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
-                    // The weight-scale blocks the tile touches that exist (a 192- or 256-wide
-                    // tile at the right edge may end inside its first).
-                    const int bs_rows = T::SB > 1 && n0 / 128 + 1 >= (N + 127) / 128 ? 1 : T::SB;
                     if (lane != 0) continue;  // (lane 0 issues)
-                    mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (slab ? (uint32_t)slab_kb * BM * 4 : 0u) + bs_bytes * bs_rows : 0u));
+                    mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
                     auto load_slabs = [&] {
-                        if (slab) {
-                            const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
-                            if (as_load == AS_TMA_ROWS) tma_load_2d(dst, tma_as, full, as0, m0);
-                            else tma_load_2d(dst, tma_as, full, m0, as0);
-                        }
-                        if (bs_bulk)
-                            for (int b = 0; b < bs_rows; ++b)
-                                bulk_load_1d(s_base + T::OFF_BS_ROWS + (buf * T::SB + b) * T::BS_ROW * 4, Bs + (size_t)(n0 / 128 + b) * KB + bs0, bs_bytes, full);
+                        const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
+                        if (as_load == AS_TMA_ROWS) tma_load_2d(dst, tma_as, full, as0, m0);
+                        else tma_load_2d(dst, tma_as, full, m0, as0);
+                        if (bs_bulk) bulk_load_1d(s_base + T::OFF_BS_SLAB + buf * T::BS_SLAB * 4, Bs + (size_t)(n0 / 128) * KB + bs0, bs_bytes, full);
                     };
                     const int kb = kb_begin + i, k0 = kb * 128;
                     tma_load_2d(s_base + s * T::A_BYTES, tma_a, full, k0, m0);
@@ -703,8 +680,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // A-scale row r of K block kb sits at [r * as_rs + (kb & as_cmask)] of its stage, or in
     // the tile's slab at [r * slab_kb + j] (row-major box) or [j * BM + r] (column-major),
     // j = lead + kbi (kbi: the block's index in its tile; lead: kb_begin % 4 for a row-major
-    // box, else 0); with AS_BS_BULK its weight scale of block b at [kb_begin % 4 + kbi] of
-    // row b of the tile's weight-scale rows.
+    // box, else 0); with AS_BS_BULK its weight scale at [kb_begin % 4 + kbi] of the tile's
+    // weight-scale slab.
     const bool rows = as_load == AS_TMA_ROWS;
     const int as_rs = slab ? (rows ? slab_kb : 1) : rows ? T::AS_ROW : 1, as_cmask = rows ? 3 : 0;
     const float* slab_as = sAS;  // the current tile's slabs (set per tile below)
@@ -717,7 +694,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             raw[0] = sa[lrow * as_rs];
             raw[1] = sa[(lrow + 8) * as_rs];
 #pragma unroll
-            for (int b = 0; b < T::SB; ++b) raw[2 + b] = bs_bulk ? slab_bs[b * T::BS_ROW + bs_lead + kbi] : sBS[s * T::SB + b];
+            for (int b = 0; b < T::SB; ++b) raw[2 + b] = bs_bulk ? slab_bs[bs_lead + kbi] : sBS[s * T::SB + b];
         } else {
             const float sb = sBS[s * T::SB];
 #pragma unroll
@@ -935,10 +912,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // (KS: a part without K blocks still adds its zeros, so that the pair stays in step.)
         const bool no_blocks = nkb == 0;
         if (no_blocks && !KS) continue;
-        if (per_tile && !no_blocks) {
+        if (slab && !no_blocks) {
             const int buf = tile_n++ & 1;
             slab_as = reinterpret_cast<const float*>(smem + T::OFF_SLAB + buf * T::AS_SLAB_BYTES);
-            slab_bs = reinterpret_cast<const float*>(smem + T::OFF_BS_ROWS + buf * T::SB * T::BS_ROW * 4);
+            slab_bs = reinterpret_cast<const float*>(smem + T::OFF_BS_SLAB + buf * T::BS_SLAB * 4);
             slab_lead = rows ? kb_begin & 3 : 0;
             bs_lead = kb_begin & 3;
         }

@@ -15,8 +15,5 @@ pub const AS_BS_BULK: i32 = 4;
 pub const AS_SLAB_SHIFT: u32 = 8;
 /// K blocks of the one-consumer tiles' activation-scale slab at most (`TmaTile::SLAB_KB`).
 pub const SCALE_SLAB_K_BLOCKS: usize = 64;
-/// K blocks of a two-consumer tile's range at most for its weight scales to come per tile
-/// (`TmaTile::BS_TILE_KB`).
-pub const WEIGHT_SCALE_ROW_K_BLOCKS: usize = 146;
 /// Rows of the TMA GEMM's C store box (`bfp8::C_BOX_ROWS`): a consumer warp's 16 rows.
 pub const C_BOX_ROWS: u32 = 16;

@@ -226,24 +226,6 @@ fn one_consumer_tiles_take_their_scales_per_tile_when_the_range_fits_a_box() {
 }
 
 #[test]
-fn two_consumer_tiles_take_their_weight_scales_per_tile_when_the_range_fits_a_row() {
-    use kernels::{weight_scales_per_tile_arg, ScaleLoad, WEIGHT_SCALE_ROW_K_BLOCKS};
-    let bulk = 4; // bfp8::AS_BS_BULK
-    // K = 7168 (56 blocks), 16384 (128) and 18432 (144) fit a row; split in two, 160 blocks.
-    assert_eq!(weight_scales_per_tile_arg(ScaleLoad::TmaCols, 0x1000, 56, 1), bulk);
-    assert_eq!(weight_scales_per_tile_arg(ScaleLoad::TmaRows, 0x1000, 128, 1), bulk);
-    assert_eq!(weight_scales_per_tile_arg(ScaleLoad::TmaCols, 0x1000, 144, 1), bulk);
-    assert_eq!(weight_scales_per_tile_arg(ScaleLoad::TmaCols, 0x1000, 160, 2), bulk);
-    // Past the row (K = 20480 unsplit), a row pitch or base off 16 bytes, or activation scales
-    // that only cp.async reads (the scale warp then copies both, stage by stage).
-    assert!(160 > WEIGHT_SCALE_ROW_K_BLOCKS);
-    assert_eq!(weight_scales_per_tile_arg(ScaleLoad::TmaCols, 0x1000, 160, 1), 0);
-    assert_eq!(weight_scales_per_tile_arg(ScaleLoad::TmaCols, 0x1000, 10, 1), 0);
-    assert_eq!(weight_scales_per_tile_arg(ScaleLoad::TmaCols, 0x1008, 56, 1), 0);
-    assert_eq!(weight_scales_per_tile_arg(ScaleLoad::CpAsync, 0x1000, 56, 1), 0);
-}
-
-#[test]
 #[ignore = "needs an NVIDIA GPU (run with --include-ignored on a GPU machine)"]
 fn token_quantization_is_bit_exact() {
     let be = gpu();

@@ -142,10 +142,7 @@ impl GemmLaunch for KernelLaunch {
                 (tma_a, tma_b, tma_as, tma_c)
             };
             let c_by_tma = c_box.is_some() as i32;
-            let mut load_arg = kernels::scale_load_arg(load, slab_k_blocks, bs, s.k_blocks());
-            if inst.scale_tma {
-                load_arg |= kernels::weight_scales_per_tile_arg(load, bs, s.k_blocks(), parts);
-            }
+            let load_arg = kernels::scale_load_arg(load, slab_k_blocks, bs, s.k_blocks());
             let split_arg = splits as i32;
             // Persistent: one CTA per resident slot, each looping over tiles x splits; clusters
             // loop over groups of `cluster` vertically adjacent tiles (K-split pairs over tiles).

@@ -60,7 +60,7 @@ pub enum ScaleLoad {
 mod launch_abi;
 /// K blocks of the per-tile activation-scale slab of the one-consumer deep-ring tiles
 /// (TmaTile::SLAB_KB).
-pub use launch_abi::{C_BOX_ROWS, SCALE_SLAB_K_BLOCKS, WEIGHT_SCALE_ROW_K_BLOCKS};
+pub use launch_abi::{C_BOX_ROWS, SCALE_SLAB_K_BLOCKS};
 
 /// The K blocks of the per-tile activation-scale box (the slab of TmaTile::AS_SLAB tiles) for
 /// scales loaded by `load` from an M x `kb` grid split in `splits` parts; None when a part's
@@ -92,17 +92,6 @@ pub fn scale_load_arg(load: ScaleLoad, slab_k_blocks: Option<u32>, bs_addr: u64,
             load as i32 | if bulk { launch_abi::AS_BS_BULK } else { 0 } | (k_blocks as i32) << launch_abi::AS_SLAB_SHIFT
         }
     }
-}
-
-/// The `as_load` bit (AS_BS_BULK) that has a two-consumer tile (TmaTile::AS_TMA) take its
-/// weight scales once per tile, by one bulk copy per weight-scale block, rather than stage by
-/// stage from the scale warp: when its activation scales come by TMA, the weight scales (at
-/// `bs_addr`, `kb` per weight-scale block row) have a 16-byte aligned base and row pitch, and
-/// each of `splits` parts spans at most WEIGHT_SCALE_ROW_K_BLOCKS blocks; else 0.
-pub fn weight_scales_per_tile_arg(load: ScaleLoad, bs_addr: u64, kb: usize, splits: usize) -> i32 {
-    let fits = kb.div_ceil(splits.max(1)) <= WEIGHT_SCALE_ROW_K_BLOCKS;
-    let ok = load != ScaleLoad::CpAsync && bs_addr % 16 == 0 && kb % 4 == 0 && fits;
-    if ok { launch_abi::AS_BS_BULK } else { 0 }
 }
 
 /// The box width (columns) of the TMA store of C, when the kernel stores C that way: on tiles
