@@ -712,8 +712,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // turn-taking; BENCHMARKS.md, "How we got here".)
     // jb: on the 144/192-wide tiles IntC<J0>, J0 the tile's first 8-column group in its second
     // weight-scale block; elsewhere an int the promotion does not need.
-    // `between` runs after the wait and the release, before the promotion.
-    auto retire = [&](float* acc, auto g, const float* raw, auto jb, int v, bool release, auto between) {
+    auto retire = [&](float* acc, auto g, const float* raw, auto jb, int v, bool release) {
         // sc[2b + h]: row lrow + 8h times weight-scale block b (normal tiles).
         float sc[T::SWAP ? 1 : 4];
         if constexpr (!T::SWAP) {
@@ -727,7 +726,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         wgmma_wait0();
         fence_regs<R>(acc);
         if (release) release_stage(ring_stage<STAGES>(g));
-        between();
         float* tot = total + v * R;
         // J0 (compile time, so no per-column select): groups j >= J0 take the second block.
         auto promote = [&](auto j0) {
@@ -931,13 +929,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         float raw[NRAW];
         if (no_blocks) {
         } else if constexpr (AHEAD) {
-            // One K block: its waves in turn, the stage released once the last wave's wgmmas
-            // are done, then the next block waited for and its scales read (their latency
-            // under the promotion). (After the first wave instead, a late next block held up
-            // the second wave, which does not need it: H200 ncu of 128x256, 3% of the samples
-            // on that wait. Before the release, a late next block held the stage, so a
-            // starved ring ran a stage short: at 128x4096x7168 the consumers waited for data
-            // at 37% of their ncu samples, DeepGEMM's at under 10%.) The tile's
+            // One K block: its waves in turn, the next block waited for and its scales read
+            // after the last wave's wgmmas, the stage released after the last wave. (After
+            // the first wave instead, a late next block held up the second wave, which does
+            // not need it: H200 ncu of 128x256, 3% of the samples on that wait.) The tile's
             // last block goes apart, so that the steady loop has no runtime condition (ptxas
             // reloaded the split flag inside it, between a wave's wgmmas).
             // (kbn: the next block's K-block index, for its scale column.)
@@ -947,14 +942,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 for (int v = 0; v < T::NWAVES; ++v) {
                     issue(acc, gi, v, true);
                     if (v == 0) hook();
-                    auto wait_next = [&] {
-                        if (v + 1 == T::NWAVES && has_next) {
-                            const auto gn = ring_next<STAGES>(gi);
-                            mbar_wait(full0 + 8 * ring_stage<STAGES>(gn), ring_phase<STAGES>(gn));
-                            scales(gn, kbn, kbn - kb_begin, next);
-                        }
-                    };
-                    retire(acc, gi, raw, jb, v, release && v + 1 == T::NWAVES, wait_next);
+                    if (v + 1 == T::NWAVES && has_next) {
+                        const auto gn = ring_next<STAGES>(gi);
+                        mbar_wait(full0 + 8 * ring_stage<STAGES>(gn), ring_phase<STAGES>(gn));
+                        scales(gn, kbn, kbn - kb_begin, next);
+                    }
+                    retire(acc, gi, raw, jb, v, release && v + 1 == T::NWAVES);
                 }
                 if (has_next)
 #pragma unroll
@@ -980,7 +973,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     issue(acc, pos, 0, false);
                     hook();
                     scales(pos, kb_begin + i, i, raw);
-                    retire(acc, pos, raw, j0, 0, release, [] {});
+                    retire(acc, pos, raw, j0, 0, release);
                 };
                 if constexpr (PEEL) block(g, 0, nkb > 1 || !staged, start_tile);
                 if (!PEEL || nkb > 1) {
@@ -1010,7 +1003,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             for (int i = 0; i < nkb; ++i) {
                 issue(acc, g + i, 0, false);
                 scales(g + i, kb_begin + i, i, raw);
-                retire(acc, g + i, raw, jb, 0, !(staged && i + 1 == nkb), [] {});
+                retire(acc, g + i, raw, jb, 0, !(staged && i + 1 == nkb));
             }
         }
         g += nkb;
