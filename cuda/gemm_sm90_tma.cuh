@@ -575,11 +575,19 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     item(w + item_step, m1, n1, kb1, nkb1);
                     known = true;
                 }
-                if (nkb1 > 0) mbar_wait(empty0 + 8 * (g % STAGES), (g / STAGES) & 1);
-                if (lane == 0) {
+                // Piece p goes out once the next tile's block min(p, nkb1 - 1) is released, so
+                // that each refill's loads queue behind one piece (8 KB on 128x256) rather than
+                // the tile's whole C. (The consumers stay in the next tile until this warp frees
+                // the buffer, so each `empty` phase waited for is the pending or the last one.)
 #pragma unroll 1
-                    for (int piece = 0; piece < T::CONSUMERS * 4; ++piece)
-                        store_c_piece(s_base + T::OFF_CBUF + piece * C_PIECE_BYTES, n0, m0 + piece * C_BOX_ROWS);
+                for (int piece = 0; piece < T::CONSUMERS * 4; ++piece) {
+                    if (nkb1 > 0) {
+                        const uint32_t gb = g + min(piece, nkb1 - 1);
+                        mbar_wait(empty0 + 8 * (gb % STAGES), (gb / STAGES) & 1);
+                    }
+                    if (lane == 0) store_c_piece(s_base + T::OFF_CBUF + piece * C_PIECE_BYTES, n0, m0 + piece * C_BOX_ROWS);
+                }
+                if (lane == 0) {
                     bulk_commit();
                     bulk_wait_read0();
                 }
