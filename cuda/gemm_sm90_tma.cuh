@@ -584,7 +584,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 for (int piece = 0; piece < T::CONSUMERS * 4; ++piece) {
                     if (nkb1 > 0) {
                         const uint32_t gb = g + min(piece, nkb1 - 1);
-                        mbar_wait(empty0 + 8 * (gb % STAGES), (gb / STAGES) & 1);
+                        mbar_wait(empty0 + 8 * ring_stage<STAGES>(gb), ring_phase<STAGES>(gb));
                     }
                     if (lane == 0) store_c_piece(s_base + T::OFF_CBUF + piece * C_PIECE_BYTES, n0, m0 + piece * C_BOX_ROWS);
                 }
