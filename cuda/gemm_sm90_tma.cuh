@@ -535,6 +535,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 }
                 griddep_wait();
             }
+#ifndef BLOCKFP8_REFILL
+#define BLOCKFP8_REFILL 1
+#endif
+            // REFILL > 1 (one-consumer normal tiles): the ring is refilled REFILL stages at a
+            // time, so that each weight row's consecutive K blocks are asked of memory together.
+            constexpr int REFILL = T::CONSUMERS == 1 && !T::SWAP && BLOCKFP8_REFILL < STAGES ? BLOCKFP8_REFILL : 1;
             uint32_t g = 0;
             for (int w = first_item; w < work; w += item_step) {
                 int m0, n0, kb_begin, nkb;
@@ -552,7 +558,13 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 }
                 for (int i = 0; i < nkb; ++i, ++g) {
                     const int s = g % STAGES;
-                    if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
+                    if constexpr (REFILL > 1) {
+                        // The stages free up in ring order: the last of a batch's released means all are.
+                        const uint32_t gl = g + REFILL - 1;
+                        if (g % REFILL == 0 && gl >= STAGES) mbar_wait(empty0 + 8 * (gl % STAGES), ((gl / STAGES) - 1) & 1);
+                    } else if (g >= STAGES) {
+                        mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
+                    }
                     const uint32_t full = full0 + 8 * s;
                     // The tile's first stage also brings its slabs: the activation scales from
                     // the 16-byte boundary at or below kb_begin for a row-major box (whose inner
