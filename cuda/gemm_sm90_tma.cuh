@@ -104,9 +104,6 @@ __device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, i
 }
 // Named barrier `ID` over `COUNT` threads (whole warps).
 template <int ID, int COUNT> __device__ __forceinline__ void named_bar_sync() { asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(COUNT) : "memory"); }
-// Arrives on named barrier `ID` over `COUNT` threads and goes on (release: this thread's
-// earlier writes are visible to the threads its completion lets through).
-template <int ID, int COUNT> __device__ __forceinline__ void named_bar_arrive() { asm volatile("bar.arrive %0, %1;\n" ::"n"(ID), "n"(COUNT) : "memory"); }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // Waits until this thread's bulk groups have read their shared-memory sources (so the
 // sources may be rewritten).
@@ -409,14 +406,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // 128x18432x7168, whose C store is not deferred.
     constexpr bool STORE_WARP = DEFER_C;
     constexpr int C_FREE = 2, C_FULL = 3, C_SYNC_THREADS = 128 * T::CONSUMERS + 32;
-#ifndef BLOCKFP8_WG_BARS
-#define BLOCKFP8_WG_BARS 0
-#endif
-    // WG_BARS: each consumer warpgroup meets the store warp at barriers of its own (C_FREE + 2 w,
-    // C_FULL + 2 w over its 128 threads and the store warp), waiting only for the side it needs,
-    // so that the two warpgroups keep their offset on the tensor cores through a tile's start.
-    constexpr bool WG_BARS = BLOCKFP8_WG_BARS && STORE_WARP;
-    constexpr int WG_BAR_THREADS = 128 + 32;
     constexpr int C_STAGED = 1;  // (named barrier of the staged C store's two consumer warpgroups, below)
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
     auto item = [&](int w, int& m0, int& n0, int& kb_begin, int& nkb) {
@@ -467,13 +456,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // Launched as a programmatic dependent launch, this CTA may have started while the
     // previous kernel on the stream still runs: the set-up above touched only shared memory
     // and parameters, and no thread reads or writes global memory before that kernel has
-    // completed (a no-op under a plain launch). (EARLY_B: the TMA warp waits below, once it
-    // has asked for the first tile's weight tiles.)
-#ifndef BLOCKFP8_EARLY_B
-#define BLOCKFP8_EARLY_B 0
-#endif
-    constexpr bool EARLY_B = BLOCKFP8_EARLY_B && MC == 1;
-    if (!(EARLY_B && wg == T::CONSUMERS && wwarp == 0)) griddep_wait();
+    // completed (a no-op under a plain launch).
+    griddep_wait();
 
     if (wg == T::CONSUMERS) {
         // Producer: warp 0 issues the TMA copies, warp 1 the scale copies, warp 2 (STORE_WARP)
@@ -501,46 +485,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             const bool stream_b = T::SWAP && num_pid_m == 1;
             uint64_t policy_b = 0;
             if constexpr (T::SWAP) policy_b = policy_evict_first();
-            auto load_b = [&](int s, int k0, int n0) {
-                const uint32_t full = full0 + 8 * s;
-                if constexpr (MC == 1) {
-                    if (stream_b) tma_load_2d_hint(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0, policy_b);
-                    else tma_load_2d(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0);
-                } else {
-                    // This CTA's half of the weight tile, to both CTAs (the map's box is BN / 2 rows).
-                    constexpr int HALF = BN / 2;
-                    tma_load_2d_multicast(s_base + T::OFF_B + s * T::B_BYTES + rank * HALF * 128, tma_b, full, k0, n0 + rank * HALF, 0x3);
-                }
-            };
-            // The stage's bytes, and with its tile's slabs (the first stage of a tile).
-            auto stage_expect = [&](int kb_begin, int nkb, bool with_slab) {
-                const int bs0 = kb_begin & ~3;
-                const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
-                return stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0);
-            };
-            // EARLY_B: the weight tiles of the first tile's first stages are inputs no earlier
-            // kernel writes, so they are asked for before the wait for that kernel; the first
-            // `early` ring positions then only need A (and the scales).
-            uint32_t early = 0;
-            if constexpr (EARLY_B) {
-                if (first_item < work) {
-                    int m0, n0, kb_begin, nkb;
-                    item(first_item, m0, n0, kb_begin, nkb);
-                    early = (uint32_t)min(nkb, STAGES);
-                    if (lane == 0)
-                        for (int i = 0; i < (int)early; ++i) {
-                            mbar_arrive_expect_tx(full0 + 8 * i, stage_expect(kb_begin, nkb, slab && i == 0));
-                            load_b(i, (kb_begin + i) * 128, n0);
-                        }
-                }
-                griddep_wait();
-            }
-#ifndef BLOCKFP8_REFILL
-#define BLOCKFP8_REFILL 1
-#endif
-            // REFILL > 1 (one-consumer normal tiles): the ring is refilled REFILL stages at a
-            // time, so that each weight row's consecutive K blocks are asked of memory together.
-            constexpr int REFILL = T::CONSUMERS == 1 && !T::SWAP && BLOCKFP8_REFILL < STAGES ? BLOCKFP8_REFILL : 1;
             uint32_t g = 0;
             for (int w = first_item; w < work; w += item_step) {
                 int m0, n0, kb_begin, nkb;
@@ -558,13 +502,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 }
                 for (int i = 0; i < nkb; ++i, ++g) {
                     const int s = g % STAGES;
-                    if constexpr (REFILL > 1) {
-                        // The stages free up in ring order: the last of a batch's released means all are.
-                        const uint32_t gl = g + REFILL - 1;
-                        if (g % REFILL == 0 && gl >= STAGES) mbar_wait(empty0 + 8 * (gl % STAGES), ((gl / STAGES) - 1) & 1);
-                    } else if (g >= STAGES) {
-                        mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
-                    }
+                    if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
                     const uint32_t full = full0 + 8 * s;
                     // The tile's first stage also brings its slabs: the activation scales from
                     // the 16-byte boundary at or below kb_begin for a row-major box (whose inner
@@ -576,8 +514,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
                     const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
                     if (lane != 0) continue;  // (lane 0 issues)
-                    const bool b_done = g < early;
-                    if (!b_done) mbar_arrive_expect_tx(full, stage_expect(kb_begin, nkb, with_slab));
+                    mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
                     auto load_slabs = [&] {
                         const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
                         if (as_load == AS_TMA_ROWS) tma_load_2d(dst, tma_as, full, as0, m0);
@@ -590,7 +527,14 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     const uint32_t as_dst = s_base + T::OFF_AS + s * T::AS_BYTES;
                     if (!slab && as_load == AS_TMA_ROWS) tma_load_2d(as_dst, tma_as, full, kb & ~3, m0);
                     else if (!slab && as_load == AS_TMA_COLS) tma_load_2d(as_dst, tma_as, full, m0, kb);
-                    if (!b_done) load_b(s, k0, n0);
+                    if constexpr (MC == 1) {
+                        if (stream_b) tma_load_2d_hint(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0, policy_b);
+                        else tma_load_2d(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0);
+                    } else {
+                        // This CTA's half of the weight tile, to both CTAs (the map's box is BN / 2 rows).
+                        constexpr int HALF = BN / 2;
+                        tma_load_2d_multicast(s_base + T::OFF_B + s * T::B_BYTES + rank * HALF * 128, tma_b, full, k0, n0 + rank * HALF, 0x3);
+                    }
                     // (After the stage's own loads: issued first, the slabs delayed them,
                     // 0.5-1.5% on the H200.)
                     if (with_slab) load_slabs();
@@ -617,14 +561,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 known = false;
                 if (nkb == 0) continue;  // (as the consumers skip it)
                 g += nkb;
-                if constexpr (WG_BARS) {
-                    named_bar_arrive<C_FREE, WG_BAR_THREADS>();
-                    named_bar_arrive<C_FREE + 2, WG_BAR_THREADS>();
-                    named_bar_sync<C_FULL, WG_BAR_THREADS>();
-                } else {
-                    named_bar_sync<C_FREE, C_SYNC_THREADS>();
-                    named_bar_sync<C_FULL, C_SYNC_THREADS>();
-                }
+                named_bar_sync<C_FREE, C_SYNC_THREADS>();
+                named_bar_sync<C_FULL, C_SYNC_THREADS>();
                 // The first piece waits until the consumers have released the next tile's first
                 // block (they are in it now): its release lets the producer queue the next
                 // loads ahead of the stores. H200: 1.003x over 7 shapes, 1.006-1.007x at
@@ -644,7 +582,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 // waited for is the pending one or the one just completed, never one a turn on.)
 #pragma unroll 1
                 for (int piece = 0; piece < T::CONSUMERS * 4; ++piece) {
-                    if (WG_BARS && piece == 4) named_bar_sync<C_FULL + 2, WG_BAR_THREADS>();
                     if (nkb1 > 0) {
                         const uint32_t gb = g + min(piece, nkb1 - 1);
                         mbar_wait(empty0 + 8 * ring_stage<STAGES>(gb), ring_phase<STAGES>(gb));
@@ -850,11 +787,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // then out by TMA stores.
     auto store_c_tma = [&](int m0, int n0) {
         if constexpr (TMA_C) {
-            if constexpr (WG_BARS) {
-                // the previous tile's stores have read the buffer
-                if (wg == 0) named_bar_sync<C_FREE, WG_BAR_THREADS>();
-                else named_bar_sync<C_FREE + 2, WG_BAR_THREADS>();
-            } else if constexpr (STORE_WARP) {
+            if constexpr (STORE_WARP) {
                 named_bar_sync<C_FREE, C_SYNC_THREADS>();  // the previous tile's stores have read the buffer
             } else {
                 if (lane == 0) bulk_wait_read0();  // the previous tile's stores have read the piece
@@ -890,12 +823,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 }
             }
             fence_proxy_async_smem();
-            if constexpr (WG_BARS) {
-                // the store warp issues the stores
-                if (wg == 0) named_bar_arrive<C_FULL, WG_BAR_THREADS>();
-                else named_bar_arrive<C_FULL + 2, WG_BAR_THREADS>();
-                return;
-            } else if constexpr (STORE_WARP) {
+            if constexpr (STORE_WARP) {
                 named_bar_sync<C_FULL, C_SYNC_THREADS>();  // the store warp issues the stores
                 return;
             }
