@@ -405,13 +405,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // 4096x24576x1536 and 4096x7168x2048, level on 128x192 s4; 4% slower on 128x144 s5 at
     // 128x18432x7168, whose C store is not deferred.
     constexpr bool STORE_WARP = DEFER_C;
-#ifndef BLOCKFP8_EARLY_TRIGGER
-#define BLOCKFP8_EARLY_TRIGGER 0
-#endif
-    // EARLY_TRIGGER (the narrow one-consumer tiles): the next dependent launch may start once the
-    // TMA thread has issued the CTA's last load, rather than once the consumers finish its last
-    // K block.
-    constexpr bool EARLY_TRIGGER = BLOCKFP8_EARLY_TRIGGER && T::CONSUMERS == 1 && !T::SWAP && (BN <= 64 || BLOCKFP8_EARLY_TRIGGER == 2);
+    // The next dependent launch may start once this CTA's consumers finish its last K block, or
+    // (early_trigger: the narrow one-consumer tiles, with more work items than CTAs) once the TMA
+    // thread has issued the CTA's last load. H200: early, 1.007-1.035x at M = 64 with
+    // N = 18432-32768 (several tiles per CTA), but 0.95-0.98x at N = 4096 K = 7168, M = 64-128,
+    // where each CTA has one tile.
+    const bool early_trigger = T::CONSUMERS == 1 && !T::SWAP && BN <= 64 && work > item_step;
     constexpr int C_FREE = 2, C_FULL = 3, C_SYNC_THREADS = 128 * T::CONSUMERS + 32;
     constexpr int C_STAGED = 1;  // (named barrier of the staged C store's two consumer warpgroups, below)
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
@@ -545,8 +544,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // (After the stage's own loads: issued first, the slabs delayed them,
                     // 0.5-1.5% on the H200.)
                     if (with_slab) load_slabs();
-                    // EARLY_TRIGGER: this CTA's last load is issued.
-                    if (EARLY_TRIGGER && i + 1 == nkb && w + item_step >= work) griddep_launch_dependents();
+                    if (early_trigger && i + 1 == nkb && w + item_step >= work) griddep_launch_dependents();  // (the CTA's last load)
                 }
             }
             if constexpr (MC > 1) {
@@ -1029,7 +1027,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // kernel on the stream may launch now and take the SMs as CTAs exit. (Triggered once
         // the producer's last load was issued, it cost 2% at 128x7168x18432 on the H200;
         // left to the CTAs' exit, it gained half as much.)
-        if (!EARLY_TRIGGER && w + item_step >= work && tid == 0) griddep_launch_dependents();
+        if (!early_trigger && w + item_step >= work && tid == 0) griddep_launch_dependents();
 
         if constexpr (KS) {
             // Rank 1's sums go into rank 0's exchange buffer (16 bytes per thread at a time,
