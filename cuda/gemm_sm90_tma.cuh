@@ -405,12 +405,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // 4096x24576x1536 and 4096x7168x2048, level on 128x192 s4; 4% slower on 128x144 s5 at
     // 128x18432x7168, whose C store is not deferred.
     constexpr bool STORE_WARP = DEFER_C;
-    // The next dependent launch may start once this CTA's consumers finish its last K block, or
-    // (early_trigger: the narrow one-consumer tiles, with more work items than CTAs) once the TMA
-    // thread has issued the CTA's last load. H200: early, 1.007-1.035x at M = 64 with
-    // N = 18432-32768 (several tiles per CTA), but 0.95-0.98x at N = 4096 K = 7168, M = 64-128,
-    // where each CTA has one tile.
-    const bool early_trigger = T::CONSUMERS == 1 && !T::SWAP && BN <= 64 && work > item_step;
     constexpr int C_FREE = 2, C_FULL = 3, C_SYNC_THREADS = 128 * T::CONSUMERS + 32;
     constexpr int C_STAGED = 1;  // (named barrier of the staged C store's two consumer warpgroups, below)
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
@@ -506,9 +500,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     (buf ? slab_last_1 : slab_last_0) = g + nkb - 1;
                     ++tile_n;
                 }
-                for (int i = 0; i < nkb; ++i, ++g) {
-                    const int s = g % STAGES;
-                    if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
+                // Ring position pos (g, or a RingPos in a turn unrolled over the stages, so that
+                // the stage's addresses are constants) holds the tile's block i; ga: its g.
+                auto load_stage = [&](auto pos, int i, uint32_t ga) {
+                    const int s = ring_stage<STAGES>(pos);
+                    if (ga >= STAGES) mbar_wait(empty0 + 8 * s, ring_phase<STAGES>(pos) ^ 1u);
                     const uint32_t full = full0 + 8 * s;
                     // The tile's first stage also brings its slabs: the activation scales from
                     // the 16-byte boundary at or below kb_begin for a row-major box (whose inner
@@ -519,7 +515,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     const bool with_slab = slab && i == 0;
                     const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
                     const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
-                    if (lane != 0) continue;  // (lane 0 issues)
+                    if (lane != 0) return;  // (lane 0 issues)
                     mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
                     auto load_slabs = [&] {
                         const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
@@ -544,8 +540,21 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // (After the stage's own loads: issued first, the slabs delayed them,
                     // 0.5-1.5% on the H200.)
                     if (with_slab) load_slabs();
-                    if (early_trigger && i + 1 == nkb && w + item_step >= work) griddep_launch_dependents();  // (the CTA's last load)
+                };
+#ifndef BLOCKFP8_PRODUCER_TURNS
+#define BLOCKFP8_PRODUCER_TURNS 0
+#endif
+                int i = 0;
+                if constexpr (BLOCKFP8_PRODUCER_TURNS != 0) {
+                    for (; i < nkb && ring_stage<STAGES>(g + i) != 0; ++i) load_stage(g + i, i, g + i);
+                    for (; i + STAGES <= nkb; i += STAGES) {
+                        const uint32_t ph = ring_phase<STAGES>(g + i);
+#pragma unroll
+                        for (int st = 0; st < STAGES; ++st) load_stage(RingPos{ph, st}, i + st, g + i + st);
+                    }
                 }
+                for (; i < nkb; ++i) load_stage(g + i, i, g + i);
+                g += nkb;
             }
             if constexpr (MC > 1) {
                 // Stay until both CTAs' consumers released the last STAGES loads: the peer's
@@ -1027,7 +1036,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // kernel on the stream may launch now and take the SMs as CTAs exit. (Triggered once
         // the producer's last load was issued, it cost 2% at 128x7168x18432 on the H200;
         // left to the CTAs' exit, it gained half as much.)
-        if (!early_trigger && w + item_step >= work && tid == 0) griddep_launch_dependents();
+        if (w + item_step >= work && tid == 0) griddep_launch_dependents();
 
         if constexpr (KS) {
             // Rank 1's sums go into rank 0's exchange buffer (16 bytes per thread at a time,
