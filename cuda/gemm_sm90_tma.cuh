@@ -500,11 +500,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     (buf ? slab_last_1 : slab_last_0) = g + nkb - 1;
                     ++tile_n;
                 }
-                // Ring position pos (g, or a RingPos in a turn unrolled over the stages, so that
-                // the stage's addresses are constants) holds the tile's block i; ga: its g.
-                auto load_stage = [&](auto pos, int i, uint32_t ga) {
-                    const int s = ring_stage<STAGES>(pos);
-                    if (ga >= STAGES) mbar_wait(empty0 + 8 * s, ring_phase<STAGES>(pos) ^ 1u);
+                for (int i = 0; i < nkb; ++i, ++g) {
+                    const int s = g % STAGES;
+                    if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
                     const uint32_t full = full0 + 8 * s;
                     // The tile's first stage also brings its slabs: the activation scales from
                     // the 16-byte boundary at or below kb_begin for a row-major box (whose inner
@@ -515,7 +513,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     const bool with_slab = slab && i == 0;
                     const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
                     const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
-                    if (lane != 0) return;  // (lane 0 issues)
+                    if (lane != 0) continue;  // (lane 0 issues)
                     mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
                     auto load_slabs = [&] {
                         const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
@@ -540,21 +538,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // (After the stage's own loads: issued first, the slabs delayed them,
                     // 0.5-1.5% on the H200.)
                     if (with_slab) load_slabs();
-                };
-#ifndef BLOCKFP8_PRODUCER_TURNS
-#define BLOCKFP8_PRODUCER_TURNS 0
-#endif
-                int i = 0;
-                if constexpr (BLOCKFP8_PRODUCER_TURNS != 0) {
-                    for (; i < nkb && ring_stage<STAGES>(g + i) != 0; ++i) load_stage(g + i, i, g + i);
-                    for (; i + STAGES <= nkb; i += STAGES) {
-                        const uint32_t ph = ring_phase<STAGES>(g + i);
-#pragma unroll
-                        for (int st = 0; st < STAGES; ++st) load_stage(RingPos{ph, st}, i + st, g + i + st);
-                    }
                 }
-                for (; i < nkb; ++i) load_stage(g + i, i, g + i);
-                g += nkb;
             }
             if constexpr (MC > 1) {
                 // Stay until both CTAs' consumers released the last STAGES loads: the peer's
