@@ -13,11 +13,10 @@ for r in 1 2 3 4 5; do
 done
 python3 ci/h200/ab_compare.py $R/base_1.json,$R/base_2.json,$R/base_3.json,$R/base_4.json,$R/base_5.json $R/c3_1.json,$R/c3_2.json,$R/c3_3.json,$R/c3_4.json,$R/c3_5.json | tee $R/ab.md | grep -E "tuned|geomean"
 python3 - $R <<'PY'
-import json, sys, glob
+import json, sys
 for v in ("base", "c3"):
-    for f in sorted(glob.glob(f"{sys.argv[1]}/{v}_*.json")):
-        d = json.load(open(f))
-        rows = d if isinstance(d, list) else d.get("rows", d.get("results", []))
-        print(v, f[-7:], [round(r.get("tuned_us", r.get("us", 0)), 2) if isinstance(r, dict) else r for r in rows][:3])
+    for r in range(1, 6):
+        d = json.load(open(f"{sys.argv[1]}/{v}_{r}.json"))
+        print(v, r, [round(x["time_us"], 2) for s in d["shapes"] for x in s["measurements"] if x["implementation"] == "tuned"])
 PY
 tar czf $OUT/r.tgz -C $OUT r
