@@ -136,13 +136,14 @@ impl Tile {
     /// Whether a stage's activation scales may come by TMA (TmaTile::AS_TMA): the two-consumer
     /// normal tiles.
     fn scale_tma(&self, body: Body) -> bool {
-        self.warps == 8 && body == (Body::Tma { swap: false })
+        let one_as_tma = std::env::var("BLOCKFP8_NVCC_FLAGS").is_ok_and(|f| f.contains("-DBLOCKFP8_ONE_AS_TMA"));  // (experiment)
+        body == (Body::Tma { swap: false }) && (self.warps == 8 || (one_as_tma && self.cluster == 1 && self.stages >= 12))
     }
     /// Whether a tile's scales may come once per tile, into slabs (TmaTile::AS_SLAB): the
     /// one-consumer normal tiles of 8+ stages, unclustered or in K-split pairs (each CTA loads
     /// its own), whose ring leaves room for the slabs and a C buffer.
     fn scale_slab(&self, body: Body) -> bool {
-        if !(self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && (self.cluster == 1 || self.splits_k)) {
+        if self.scale_tma(body) || !(self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && (self.cluster == 1 || self.splits_k)) {
             return false;
         }
         self.c_buffer_fits(self.slabs_end(self.ring_end(body)))

@@ -204,7 +204,12 @@ struct TmaTile {
     // gained 1-2% at M >= 1024, while the one-consumer and swapped tiles, whose few K blocks
     // per tile leave the load's latency exposed, lost 4-10% (up to 2.7x at K = 512) on the
     // H200 (2026-12-01).
+#ifdef BLOCKFP8_ONE_AS_TMA
+    // (experiment: the 12-stage one-consumer tiles take a stage's activation scales by TMA, as DeepGEMM)
+    static constexpr bool AS_TMA = !SWAP && (CONSUMERS == 2 || (CL == 1 && STAGES >= 12));
+#else
     static constexpr bool AS_TMA = CONSUMERS == 2 && !SWAP;
+#endif
     // A stage's activation scales: BM rows of AS_ROW floats (a row-major TMA box holds 4 K
     // blocks of each row; the other ways fill the first BM floats).
     static constexpr int AS_ROW = AS_TMA ? 4 : 1, AS_BYTES = BM * AS_ROW * 4;
@@ -238,7 +243,7 @@ struct TmaTile {
     static constexpr int AS_SLAB_BYTES = SLAB_KB * BM * 4;
     static constexpr int OFF_BS_SLAB = OFF_SLAB + 2 * AS_SLAB_BYTES;
     static constexpr int SLABS_END = OFF_BS_SLAB + 2 * BS_SLAB * 4;
-    static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && MC == 1 && c_buffer_fits(SLABS_END, BM, BN);
+    static constexpr bool AS_SLAB = !AS_TMA && CONSUMERS == 1 && !SWAP && STAGES >= 8 && MC == 1 && c_buffer_fits(SLABS_END, BM, BN);
     static constexpr int SLAB_END = AS_SLAB ? SLABS_END : C_END;
     // KS: the second CTA's sums (BM x BN fp32, 16 bytes per consumer thread at a time) and two
     // barriers: `xfull` (its 128 consumer threads have written them) and `xempty` (the first
