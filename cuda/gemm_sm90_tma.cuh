@@ -47,10 +47,6 @@
 
 namespace bfp8 {
 
-#ifdef BLOCKFP8_PRODUCER_UNROLL
-constexpr int kProducerUnroll = BLOCKFP8_PRODUCER_UNROLL;  // (experiment: the TMA thread's K loop unroll)
-#endif
-
 // A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
 struct alignas(64) TmaDesc {
     uint64_t opaque[16];
@@ -509,9 +505,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     (buf ? slab_last_1 : slab_last_0) = g + nkb - 1;
                     ++tile_n;
                 }
-#ifdef BLOCKFP8_PRODUCER_UNROLL
-#pragma unroll kProducerUnroll
-#endif
                 for (int i = 0; i < nkb; ++i, ++g) {
                     const int s = g % STAGES;
                     if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
@@ -594,14 +587,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 // waited for is the pending one or the one just completed, never one a turn on.)
 #pragma unroll 1
                 for (int piece = 0; piece < T::CONSUMERS * 4; ++piece) {
-#ifdef BLOCKFP8_STORE_WAIT_SIMPLE
-                    if (piece < nkb1) mbar_wait(empty0 + 8 * ring_stage<STAGES>(g + piece), ring_phase<STAGES>(g + piece));
-#else
                     if (nkb1 > 0) {
                         const uint32_t gb = g + min(piece, nkb1 - 1);
                         mbar_wait(empty0 + 8 * ring_stage<STAGES>(gb), ring_phase<STAGES>(gb));
                     }
-#endif
                     if (lane == 0) store_c_piece(s_base + T::OFF_CBUF + piece * C_PIECE_BYTES, n0, m0 + piece * C_BOX_ROWS);
                 }
                 if (lane == 0) {
