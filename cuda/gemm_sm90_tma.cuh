@@ -507,7 +507,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 }
                 for (int i = 0; i < nkb; ++i, ++g) {
                     const int s = g % STAGES;
+#ifndef BLOCKFP8_PRODUCER_PRE
                     if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
+#endif
                     const uint32_t full = full0 + 8 * s;
                     // The tile's first stage also brings its slabs: the activation scales from
                     // the 16-byte boundary at or below kb_begin for a row-major box (whose inner
@@ -518,8 +520,19 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     const bool with_slab = slab && i == 0;
                     const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
                     const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
+#ifdef BLOCKFP8_PRODUCER_PRE
+                    {  // (experiment: the stage's operands worked out before its wait, not after)
+                        const uint32_t tx = stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0);
+                        const uint32_t a_dst = s_base + s * T::A_BYTES, b_dst = s_base + T::OFF_B + s * T::B_BYTES;
+                        const int k0 = (kb_begin + i) * 128;
+                        asm volatile("" ::"r"(full), "r"(tx), "r"(a_dst), "r"(b_dst), "r"(k0), "l"(tma_a), "l"(tma_b));
+                        if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
+                    }
+#endif
                     if (lane != 0) continue;  // (lane 0 issues)
+#ifndef BLOCKFP8_TX_LAST
                     mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
+#endif
                     auto load_slabs = [&] {
                         const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
                         if (as_load == AS_TMA_ROWS) tma_load_2d(dst, tma_as, full, as0, m0);
@@ -543,6 +556,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // (After the stage's own loads: issued first, the slabs delayed them,
                     // 0.5-1.5% on the H200.)
                     if (with_slab) load_slabs();
+#ifdef BLOCKFP8_TX_LAST
+                    // (experiment: the bytes announced after the copies, as DeepGEMM; the phase
+                    // cannot complete before this arrival, so early completions only run ahead)
+                    mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
+#endif
                 }
             }
             if constexpr (MC > 1) {
