@@ -99,7 +99,8 @@ impl Tile {
     /// K-split pairs two barriers and the peer's BM x BN fp32 sums.
     fn smem_before_c(&self, body: Body) -> u32 {
         let end = self.ring_end(body);
-        let end = if self.scale_slab(body) { self.slabs_end(end) } else { end };
+        let bs_only = std::env::var("BLOCKFP8_NVCC_FLAGS").is_ok_and(|f| f.contains("-DBLOCKFP8_ONE_AS_TMA2")) && self.scale_tma(body) && self.warps == 4;  // (experiment)
+        let end = if self.scale_slab(body) { self.slabs_end(end) } else if bs_only { end.div_ceil(128) * 128 + 2 * 68 * 4 } else { end };
         if self.splits_k { end.div_ceil(16) * 16 + 16 + self.bm * self.bn * 4 } else { end }
     }
     /// TMA: the end of the ring, its scales, barriers and (swapped tiles) C staging (TmaTile::C_END).
