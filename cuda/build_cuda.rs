@@ -99,8 +99,7 @@ impl Tile {
     /// K-split pairs two barriers and the peer's BM x BN fp32 sums.
     fn smem_before_c(&self, body: Body) -> u32 {
         let end = self.ring_end(body);
-        let bs_only = std::env::var("BLOCKFP8_NVCC_FLAGS").is_ok_and(|f| f.contains("-DBLOCKFP8_ONE_AS_TMA2")) && self.scale_tma(body) && self.warps == 4;  // (experiment)
-        let end = if self.scale_slab(body) { self.slabs_end(end) } else if bs_only { end.div_ceil(128) * 128 + 2 * 68 * 4 } else { end };
+        let end = if self.scale_slab(body) { self.slabs_end(end) } else { end };
         if self.splits_k { end.div_ceil(16) * 16 + 16 + self.bm * self.bn * 4 } else { end }
     }
     /// TMA: the end of the ring, its scales, barriers and (swapped tiles) C staging (TmaTile::C_END).
@@ -137,14 +136,13 @@ impl Tile {
     /// Whether a stage's activation scales may come by TMA (TmaTile::AS_TMA): the two-consumer
     /// normal tiles.
     fn scale_tma(&self, body: Body) -> bool {
-        let one_as_tma = std::env::var("BLOCKFP8_NVCC_FLAGS").is_ok_and(|f| f.contains("-DBLOCKFP8_ONE_AS_TMA"));  // (experiment)
-        body == (Body::Tma { swap: false }) && (self.warps == 8 || (one_as_tma && self.cluster == 1 && self.stages >= 12))
+        self.warps == 8 && body == (Body::Tma { swap: false })
     }
     /// Whether a tile's scales may come once per tile, into slabs (TmaTile::AS_SLAB): the
     /// one-consumer normal tiles of 8+ stages, unclustered or in K-split pairs (each CTA loads
     /// its own), whose ring leaves room for the slabs and a C buffer.
     fn scale_slab(&self, body: Body) -> bool {
-        if self.scale_tma(body) || !(self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && (self.cluster == 1 || self.splits_k)) {
+        if !(self.warps == 4 && body == (Body::Tma { swap: false }) && self.stages >= 8 && (self.cluster == 1 || self.splits_k)) {
             return false;
         }
         self.c_buffer_fits(self.slabs_end(self.ring_end(body)))

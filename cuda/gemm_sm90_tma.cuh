@@ -200,12 +200,7 @@ struct TmaTile {
     // gained 1-2% at M >= 1024, while the one-consumer and swapped tiles, whose few K blocks
     // per tile leave the load's latency exposed, lost 4-10% (up to 2.7x at K = 512) on the
     // H200 (2026-12-01).
-#ifdef BLOCKFP8_ONE_AS_TMA
-    // (experiment: the 12-stage one-consumer tiles take a stage's activation scales by TMA, as DeepGEMM)
-    static constexpr bool AS_TMA = !SWAP && (CONSUMERS == 2 || (CL == 1 && STAGES >= 12));
-#else
     static constexpr bool AS_TMA = CONSUMERS == 2 && !SWAP;
-#endif
     // A stage's activation scales: BM rows of AS_ROW floats (a row-major TMA box holds 4 K
     // blocks of each row; the other ways fill the first BM floats).
     static constexpr int AS_ROW = AS_TMA ? 4 : 1, AS_BYTES = BM * AS_ROW * 4;
@@ -231,22 +226,16 @@ struct TmaTile {
     // K=18432, where the weights stream from memory, 64x64 without slabs ran 37.6-38.0 us in
     // 10-12 stages against 40.1 for the shipped 6 stages and 40.6 for 8 stages with slabs).
     static constexpr int SLAB_KB = 64;
-#ifdef BLOCKFP8_ONE_AS_TMA2
-    // (experiment: those tiles take the weight scales once per tile, by one bulk copy, as DeepGEMM)
-    static constexpr bool BS_ONLY = AS_TMA && CONSUMERS == 1;
-#else
-    static constexpr bool BS_ONLY = false;
-#endif
     // Weight scales of a K range [kb, kb + SLAB_KB) copied from the 16-byte boundary at or
     // below kb: at most SLAB_KB + 3 floats, rounded up to whole 16-byte pieces.
     static constexpr int BS_SLAB = (SLAB_KB + 3 + 3) / 4 * 4;
     static constexpr int C_END = OFF_C + (SWAP ? W * BM * C_PITCH * 2 : 0);
     static constexpr int OFF_SLAB = (C_END + 127) / 128 * 128;  // (a TMA destination)
     static constexpr int AS_SLAB_BYTES = SLAB_KB * BM * 4;
-    static constexpr int OFF_BS_SLAB = OFF_SLAB + (BS_ONLY ? 0 : 2 * AS_SLAB_BYTES);
+    static constexpr int OFF_BS_SLAB = OFF_SLAB + 2 * AS_SLAB_BYTES;
     static constexpr int SLABS_END = OFF_BS_SLAB + 2 * BS_SLAB * 4;
-    static constexpr bool AS_SLAB = !AS_TMA && CONSUMERS == 1 && !SWAP && STAGES >= 8 && MC == 1 && c_buffer_fits(SLABS_END, BM, BN);
-    static constexpr int SLAB_END = AS_SLAB || BS_ONLY ? SLABS_END : C_END;
+    static constexpr bool AS_SLAB = CONSUMERS == 1 && !SWAP && STAGES >= 8 && MC == 1 && c_buffer_fits(SLABS_END, BM, BN);
+    static constexpr int SLAB_END = AS_SLAB ? SLABS_END : C_END;
     // KS: the second CTA's sums (BM x BN fp32, 16 bytes per consumer thread at a time) and two
     // barriers: `xfull` (its 128 consumer threads have written them) and `xempty` (the first
     // CTA's have read them), each used in one CTA of the pair.
@@ -368,10 +357,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // Whether this launch's tiles take their scales from per-tile slabs (AS_SLAB; the
     // launcher asks a TMA only when a tile's K range fits the box), and the box's K blocks.
     const bool slab = T::AS_SLAB && (as_load & AS_MODE_MASK) != AS_CP_ASYNC;
-    // (BS_ONLY experiment: a tile's weight scales by one bulk copy where the copy allows one)
-    const bool bs_tile = T::BS_ONLY && (K + 127) / 128 % 4 == 0 && reinterpret_cast<uintptr_t>(Bs) % 16 == 0 &&
-                         ((K + 127) / 128 + splits - 1) / splits <= T::SLAB_KB;
-    const bool bs_bulk = (slab && (as_load & AS_BS_BULK)) || bs_tile;
+    const bool bs_bulk = slab && (as_load & AS_BS_BULK);
     const int slab_kb = as_load >> AS_SLAB_SHIFT;
     as_load &= AS_MODE_MASK;
     extern __shared__ uint8_t smem_raw[];
@@ -504,7 +490,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
                 const int buf = tile_n & 1;
-                if ((slab || bs_tile) && nkb > 0) {
+                if (slab && nkb > 0) {
                     // The slab is rewritten once its last tile's last stage is released (its
                     // consumers have read every scale of it by then). Within a ring's length
                     // that release has not been waited for by the refills yet; beyond it, it
@@ -524,15 +510,14 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // (a bulk copy's source must be aligned). (Loaded in chunks of 8 blocks
                     // with the stages that first need them, the gain was gone: H200, 64x4096x7168
                     // 12.9 us whole, 14.3 in chunks, 14.1 with the per-stage copies.)
-                    const bool with_slab = (slab || bs_tile) && i == 0;
+                    const bool with_slab = slab && i == 0;
                     const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
                     const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
                     if (lane != 0) continue;  // (lane 0 issues)
-                    mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)(slab ? slab_kb : 0) * BM * 4 + bs_bytes : 0));
+                    mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
                     auto load_slabs = [&] {
                         const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
-                        if (!slab) {
-                        } else if (as_load == AS_TMA_ROWS) tma_load_2d(dst, tma_as, full, as0, m0);
+                        if (as_load == AS_TMA_ROWS) tma_load_2d(dst, tma_as, full, as0, m0);
                         else tma_load_2d(dst, tma_as, full, m0, as0);
                         if (bs_bulk) bulk_load_1d(s_base + T::OFF_BS_SLAB + buf * T::BS_SLAB * 4, Bs + (size_t)(n0 / 128) * KB + bs0, bs_bytes, full);
                     };
@@ -936,7 +921,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // (KS: a part without K blocks still adds its zeros, so that the pair stays in step.)
         const bool no_blocks = nkb == 0;
         if (no_blocks && !KS) continue;
-        if ((slab || bs_tile) && !no_blocks) {
+        if (slab && !no_blocks) {
             const int buf = tile_n++ & 1;
             slab_as = reinterpret_cast<const float*>(smem + T::OFF_SLAB + buf * T::AS_SLAB_BYTES);
             slab_bs = reinterpret_cast<const float*>(smem + T::OFF_BS_SLAB + buf * T::BS_SLAB * 4);

@@ -351,14 +351,7 @@ fn tensor_map_c(base: u64, m: usize, n: usize, out: OutDtype, box_cols: u32) -> 
 /// (inner, outer); elements past either end load as zeros.
 fn tensor_map_f32(base: u64, dims: [usize; 2], pitch: usize, boxes: [u32; 2]) -> Result<sys::CUtensorMap> {
     use sys::{CUtensorMapDataType as D, CUtensorMapL2promotion as L, CUtensorMapSwizzle as S};
-    // (experiment: BLOCKFP8_EXP_SCALE_L2 = 64 / 128 / 256 sets the scale map's L2 promotion)
-    let l2 = match std::env::var("BLOCKFP8_EXP_SCALE_L2").as_deref() {
-        Ok("64") => L::CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
-        Ok("128") => L::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-        Ok("256") => L::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-        _ => L::CU_TENSOR_MAP_L2_PROMOTION_NONE,
-    };
-    let layout = MapLayout { dims, pitch_bytes: 4 * pitch, boxes, swizzle: S::CU_TENSOR_MAP_SWIZZLE_NONE, l2 };
+    let layout = MapLayout { dims, pitch_bytes: 4 * pitch, boxes, swizzle: S::CU_TENSOR_MAP_SWIZZLE_NONE, l2: L::CU_TENSOR_MAP_L2_PROMOTION_NONE };
     encode_2d(base, D::CU_TENSOR_MAP_DATA_TYPE_FLOAT32, &layout, "cuTensorMapEncodeTiled (activation scales)")
 }
 
