@@ -500,50 +500,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     (buf ? slab_last_1 : slab_last_0) = g + nkb - 1;
                     ++tile_n;
                 }
-#ifdef BLOCKFP8_PRODUCER_PEEL
-                // (experiment: the tile's first stage, which brings the slabs, apart from the
-                // loop, so that the steady loop carries no slab branch)
-                auto load_stage = [&](int i, auto first) {
-                    constexpr bool FIRST = decltype(first)::value;
-                    const int s = g % STAGES;
-                    if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
-                    const uint32_t full = full0 + 8 * s;
-                    if (lane != 0) return;  // (lane 0 issues)
-                    const int kb = kb_begin + i, k0 = kb * 128;
-                    if constexpr (FIRST) {
-                        const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
-                        const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
-                        mbar_arrive_expect_tx(full, stage_bytes + (uint32_t)slab_kb * BM * 4 + bs_bytes);
-                        tma_load_2d(s_base + s * T::A_BYTES, tma_a, full, k0, m0);
-                        tma_load_2d(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0);
-                        const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
-                        if (as_load == AS_TMA_ROWS) tma_load_2d(dst, tma_as, full, as0, m0);
-                        else tma_load_2d(dst, tma_as, full, m0, as0);
-                        if (bs_bulk) bulk_load_1d(s_base + T::OFF_BS_SLAB + buf * T::BS_SLAB * 4, Bs + (size_t)(n0 / 128) * KB + bs0, bs_bytes, full);
-                    } else {
-                        mbar_arrive_expect_tx(full, stage_bytes);
-                        tma_load_2d(s_base + s * T::A_BYTES, tma_a, full, k0, m0);
-                        const uint32_t as_dst = s_base + T::OFF_AS + s * T::AS_BYTES;
-                        if (!slab && as_load == AS_TMA_ROWS) tma_load_2d(as_dst, tma_as, full, kb & ~3, m0);
-                        else if (!slab && as_load == AS_TMA_COLS) tma_load_2d(as_dst, tma_as, full, m0, kb);
-                        if constexpr (MC == 1) {
-                            if (stream_b) tma_load_2d_hint(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0, policy_b);
-                            else tma_load_2d(s_base + T::OFF_B + s * T::B_BYTES, tma_b, full, k0, n0);
-                        } else {
-                            constexpr int HALF = BN / 2;
-                            tma_load_2d_multicast(s_base + T::OFF_B + s * T::B_BYTES + rank * HALF * 128, tma_b, full, k0, n0 + rank * HALF, 0x3);
-                        }
-                    }
-                };
-                int i = 0;
-                if constexpr (T::AS_SLAB) {
-                    if (slab && nkb > 0) {
-                        load_stage(0, IntC<1>{});
-                        ++i, ++g;
-                    }
-                }
-                for (; i < nkb; ++i, ++g) load_stage(i, IntC<0>{});
-#else
                 for (int i = 0; i < nkb; ++i, ++g) {
                     const int s = g % STAGES;
                     if (g >= STAGES) mbar_wait(empty0 + 8 * s, ((g / STAGES) - 1) & 1);
@@ -583,7 +539,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // 0.5-1.5% on the H200.)
                     if (with_slab) load_slabs();
                 }
-#endif
             }
             if constexpr (MC > 1) {
                 // Stay until both CTAs' consumers released the last STAGES loads: the peer's
