@@ -214,8 +214,9 @@ fn tile_problem(t: &Tile, wgmma_build: bool) -> Option<String> {
     if t.warps != 4 && t.warps != 8 {
         return Some(format!("num_warps={} (needs 4 or 8)", t.warps));
     }
-    // The TMA ring takes up to 12 stages where they fit the shared memory (64x32 s12 ships).
-    let most_stages = if matches!(body, Body::Tma { .. }) { 12 } else { 8 };
+    // The TMA ring takes up to 15 stages where they fit the shared memory (64x32 s15 with its
+    // scale slabs and C buffer is the deepest).
+    let most_stages = if matches!(body, Body::Tma { .. }) { 15 } else { 8 };
     if !(2..=most_stages).contains(&t.stages) {
         return Some(format!("num_stages={} (needs 2..{most_stages})", t.stages));
     }
@@ -258,7 +259,7 @@ fn candidate_tiles(wgmma_build: bool) -> Vec<Tile> {
     for bm in [16, 32, 64, 128] {
         for bn in [32, 64, 128, 144, 192, 256] {
             for warps in [4, 8] {
-                for stages in [3, 4, 5, 6, 8, 12] {
+                for stages in [3, 4, 5, 6, 8, 10, 11, 12, 13, 14, 15] {
                     let t = Tile { bm, bn, warps, stages, cluster: 1, splits_k: false };
                     let tma = matches!(t.body(true), Body::Tma { .. });
                     // 144, 192 and 256 exist only on the TMA body.
