@@ -94,13 +94,15 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
     if sm90a {
         assert_eq!(kernels::body(&kernels::heuristic_config(&shape(8, 4096, 7168), 132)), Some("tma_swap"));
         assert_eq!(kernels::body(&kernels::heuristic_config(&shape(4096, 4096, 7168), 132)), Some("tma"));
-        // M 33-128: 8 ring stages when the tiles fit on the SMs at once, else 4 (M=128: 128
-        // tiles of 64x64 at N=4096, 224 at N=7168; M=64: 128 of 32x64 at N=4096); M <= 32: 4.
+        // M 33-128: a deeper ring when the tiles fit on the SMs at once, else 4 stages (M=128:
+        // 128 tiles of 64x64 at N=4096, more than three quarters of the SMs: 11; 64 at N=2048:
+        // 8; 224 at N=7168: 4; M=64: 128 of 32x64 at N=4096: 8); M <= 32: 4.
         let tile = |m, n| {
             let c = kernels::heuristic_config(&shape(m, n, 7168), 132);
             (c.block_m, c.block_n, c.num_stages)
         };
-        assert_eq!(tile(128, 4096), (64, 64, Some(8)));
+        assert_eq!(tile(128, 4096), (64, 64, Some(11)));
+        assert_eq!(tile(128, 2048), (64, 64, Some(8)));
         assert_eq!(tile(128, 7168), (64, 64, Some(4)));
         assert_eq!(tile(64, 4096), (32, 64, Some(8)));
         assert_eq!(tile(64, 18432), (32, 64, Some(4)));

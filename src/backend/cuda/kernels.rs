@@ -318,16 +318,18 @@ pub fn heuristic_config(shape: &GemmShape, sms: u32) -> KernelConfig {
 /// shallower ring lets more CTAs share an SM. 8 stages instead of 4 (H200, 2026-11-30, `blockfp8
 /// bench`, 2 rounds): N=4096 at K = 4096, 7168 and 14336 ran 20-21% faster at M=128 (64x64) and
 /// 6-12% at M=64 (32x64); N >= 7168 at M=128 ran 13-27% slower with 8 stages. 11 for the 64x64
-/// tile, whose scale slabs and C buffer still fit beside them (H200, 2026-12-03, four rounds:
-/// 128x4096x7168 1.069x over 8, 96x4096x7168 1.018x; 100x520x1040 3.8 against 4.9 us, where 9 K
-/// blocks all fit the ring). At M <= 32 (one row of tiles) 8 stages gained nothing.
+/// tile (its scale slabs and C buffer still fit beside them) where the tiles fill more than three
+/// quarters of the SMs (H200, 2026-12-03, three rounds: 128 tiles at 128x4096x7168 1.064x over 8,
+/// at 96x4096x7168 1.013x; 64-66 tiles at 96x2048x7168 0.948x and 128x2112x7168 0.982x). At
+/// M <= 32 (one row of tiles) 8 stages gained nothing.
 fn deeper_ring_if_few_tiles(shape: &GemmShape, sms: u32, tiles: &[(u32, u32, u32, u32, u32)]) -> KernelConfig {
     let base = first_compiled(tiles);
     // (Measured on the TMA tiles only; builds without sm_90a keep their mma.sync tile as is.)
-    if !uses_wgmma(&base) || tile_groups(base.block_m, base.block_n, 1, shape) > sms as usize {
+    let count = tile_groups(base.block_m, base.block_n, 1, shape);
+    if !uses_wgmma(&base) || count > sms as usize {
         return base;
     }
-    let depths: &[u32] = if (base.block_m, base.block_n) == (64, 64) { &[11, 8] } else { &[8] };
+    let depths: &[u32] = if (base.block_m, base.block_n) == (64, 64) && 4 * count > 3 * sms as usize { &[11, 8] } else { &[8] };
     depths
         .iter()
         .map(|&s| tile_config(base.block_m, base.block_n, base.num_warps, s, base.group_m))
