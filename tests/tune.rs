@@ -835,6 +835,43 @@ fn a_winner_that_does_not_win_again_is_dropped() {
     assert_eq!(r.records[0].config.short(), lucky);
 }
 
+/// One candidate takes far longer than the rest (a kernel that hangs, shortened here).
+struct OneSlow {
+    slow: String,
+    sleep: std::time::Duration,
+}
+
+impl Measure for OneSlow {
+    fn measure(&self, _b: &dyn Backend, _p: &GemmProblem, path: &GemmPath, _o: &TimingOptions) -> Result<Vec<f64>> {
+        if label(path) == self.slow {
+            std::thread::sleep(self.sleep);
+        }
+        Ok(vec![1e-5])
+    }
+}
+
+#[test]
+fn a_step_past_the_stall_warning_is_reported_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let slow = CpuBackend::new().candidate_configs()[3].short();
+    let m = OneSlow { slow: slow.clone(), sleep: std::time::Duration::from_millis(1500) };
+    let mut o = opts(vec![tune::parse_shape("256,256").unwrap()], tmp.path(), &[1, 8]);
+    o.stall_warning = std::time::Duration::from_millis(500);
+    let r = tune::tune_with(&[cpu()], &o, &m).unwrap();
+    // Once per item (M = 1 and 8), naming the worker, the item and the candidate. (Other
+    // steps of a loaded machine may pass the short warning too; they are not counted.)
+    let named: Vec<&String> = r.stalls.iter().filter(|s| s.contains(&format!("candidate {slow},"))).collect();
+    assert_eq!(named.len(), 2, "{:?}", r.stalls);
+    for (s, m) in named.iter().zip(["M=1", "M=8"]) {
+        assert!(s.starts_with("worker 0: N=256 K=256 ") && s.contains(m) && s.contains(&format!("candidate {slow}, running for")), "{s}");
+    }
+    // The run still finishes every item, and a warning long enough reports nothing.
+    assert_eq!(r.records.len(), 2);
+    let mut o = opts(vec![tune::parse_shape("256,256").unwrap()], &tmp.path().join("b"), &[1]);
+    o.stall_warning = std::time::Duration::from_secs(30);
+    assert!(tune::tune_with(&[cpu()], &o, &m).unwrap().stalls.is_empty());
+}
+
 const CHILD_DIR_ENV: &str = "BLOCKFP8_TUNE_TEST_CHILD_DIR";
 
 /// Run only as a child of `a_sigkilled_process_resumes`: a slow tune into the given folder.

@@ -103,6 +103,20 @@ pub struct TuneArgs {
     /// vLLM itself loads: its Triton launch rejects unknown keys.
     #[arg(long)]
     vllm_compatible: bool,
+    /// Warn (once per step) when one step of an item, such as one candidate's check and
+    /// timing, runs longer than this many seconds: a hung kernel never returns, and the
+    /// warning names it.
+    #[arg(long, default_value_t = 60.0, value_parser = parse_seconds)]
+    stall_warning: f64,
+}
+
+fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.parse().map_err(|e| format!("{s:?} is not a number of seconds: {e}"))?;
+    if v.is_finite() && v > 0.0 && v <= 1e6 {
+        Ok(v)
+    } else {
+        Err(format!("{s} seconds: needs a positive number up to 1e6"))
+    }
 }
 
 pub fn tune(a: TuneArgs) -> Result<ExitCode> {
@@ -124,6 +138,7 @@ pub fn tune(a: TuneArgs) -> Result<ExitCode> {
     o.max_calc_diff = a.max_calc_diff;
     o.progress = !a.no_progress;
     o.blockfp8_keys = !a.vllm_compatible;
+    o.stall_warning = std::time::Duration::from_secs_f64(a.stall_warning);
     let report = tune::tune(&workers, &o)?;
     print!("{}", tune::render_summary(&report.records));
     if workers.len() > 1 {
@@ -138,6 +153,12 @@ pub fn tune(a: TuneArgs) -> Result<ExitCode> {
     );
     for f in &report.files {
         println!("  {}", f.display());
+    }
+    if !report.stalls.is_empty() {
+        println!("steps that ran longer than {} s:", a.stall_warning);
+        for s in &report.stalls {
+            println!("  {s}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

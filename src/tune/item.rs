@@ -11,6 +11,7 @@ use crate::quant::ScaleLayout;
 use super::journal::{Choice, Rejected, TuneRecord};
 use super::plan::WorkItem;
 use super::verify::{ProblemData, Reference};
+use super::watchdog::Activity;
 
 /// How a path is timed. Production uses [`BackendTiming`] (the backend's own timer: warm-up,
 /// device events, inputs rotated past the cache); tests inject deterministic timings.
@@ -147,16 +148,18 @@ fn evaluate(backend: &dyn Backend, measure: &dyn Measure, p: &GemmProblem, refer
 }
 
 /// Tunes one item on one backend. Wrong or failing candidates are rejected and reported;
-/// the item fails when no default path runs it correctly, or on a device error.
-pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s: &ItemSettings, worker: usize) -> Result<TuneRecord> {
+/// the item fails when no default path runs it correctly, or on a device error. Each step
+/// (the reference, each path) is posted to `activity` as worker `worker`'s.
+pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s: &ItemSettings, worker: usize, activity: &Activity) -> Result<TuneRecord> {
     let started = Instant::now();
     let dev = backend.device();
     let shape = GemmShape { m: item.m, n: item.n, k: item.k, block: item.block, format: dev.fp8, out_dtype: s.out_dtype };
     shape.check_size("tune")?;
     let data = ProblemData::random(shape, s.scale_layout, s.seed);
     let p = data.problem();
-    let reference = Reference::compute(&p, s.full_reference_macs)?;
     let what = format!("N={} K={} M={}", item.n, item.k, item.m);
+    activity.begin(worker, format!("{what}: the CPU reference"));
+    let reference = Reference::compute(&p, s.full_reference_macs)?;
 
     let mut rejected = Vec::new();
     // The default paths go first: a tuned config must be strictly faster to replace them.
@@ -166,6 +169,7 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
         if backend.supports(&shape, &path).is_err() {
             continue;
         }
+        activity.begin(worker, format!("{what}: the {} path", choice.label()));
         match evaluate(backend, measure, &p, &reference, &path, s) {
             Ok((time, diff)) => {
                 default_times[slot] = Some(time);
@@ -194,6 +198,7 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     let (configs, skipped) = candidate_configs(backend, &shape, s.blockfp8_keys);
     for cfg in &configs {
         let path = GemmPath::Tuned(cfg.clone());
+        activity.begin(worker, format!("{what}: candidate {}", cfg.short()));
         match evaluate(backend, measure, &p, &reference, &path, s) {
             Ok((time, diff)) => contenders.push(Contender { choice: Choice::Tuned, path, time, diff }),
             Err(Failure::Device(e)) => return Err(e),
@@ -234,6 +239,7 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     let (mut time, mut default_time) = (contenders[best].time, default_time);
     if best != default_idx {
         let retime = |c: &Contender| -> Result<Option<f64>> {
+            activity.begin(worker, format!("{what}: timing {} again", c.path.label()));
             match measure.measure(backend, &p, &c.path, &s.timing) {
                 Ok(samples) => Ok(median(&samples)),
                 Err(e @ Error::Device { .. }) => Err(e),

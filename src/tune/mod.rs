@@ -31,7 +31,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, TimingOptions};
 use crate::config::dense_file_name;
@@ -45,6 +45,7 @@ mod output;
 mod plan;
 mod shapes;
 mod verify;
+mod watchdog;
 
 pub use item::{candidate_configs, median, tune_item, BackendTiming, ItemSettings, Measure, WIDE_TILE_GROUP_M};
 pub use journal::{check_record, read_journal, Choice, Journal, RecordKey, Rejected, TuneRecord, JOURNAL_PREFIX};
@@ -52,6 +53,7 @@ pub use output::{existing_entries, file_name_of, merge, read_table, table_json, 
 pub use plan::{full_work_list, normalize_batch_sizes, shard_work_list, Shard, WorkItem, DEFAULT_BATCH_SIZES};
 pub use shapes::{dedupe, parse_shape, preset_shapes, shapes_from_model_config, shapes_from_model_json, ShapeSpec, WeightShape, DEFAULT_BLOCK, PRESETS};
 pub use verify::{seed_for, ProblemData, Reference, SplitMix, FULL_REFERENCE_MACS};
+pub use watchdog::{Activity, Overdue};
 
 /// The dtype tag of every file the tuner writes.
 pub const DTYPE: &str = "fp8_w8a8";
@@ -98,7 +100,14 @@ pub struct TuneOptions {
     /// keyword arguments. Off, entries replace the kernel default and only kernel configs are
     /// written.
     pub blockfp8_keys: bool,
+    /// A step of an item (the reference, one path's check and timing) running longer than
+    /// this is reported once (log warning, [`TuneReport::stalls`]): a hung kernel otherwise
+    /// stalls the run without a word of which candidate to leave out.
+    pub stall_warning: Duration,
 }
+
+/// The default [`TuneOptions::stall_warning`]: one candidate's check and timing take seconds.
+pub const STALL_WARNING: Duration = Duration::from_secs(60);
 
 impl TuneOptions {
     pub fn new(shapes: Vec<WeightShape>, save_path: PathBuf) -> Self {
@@ -116,6 +125,7 @@ impl TuneOptions {
             progress: true,
             seed: 0x005E_EDB1_0CF8,
             blockfp8_keys: true,
+            stall_warning: STALL_WARNING,
         }
     }
 
@@ -161,6 +171,9 @@ pub struct TuneReport {
     pub journal: PathBuf,
     pub wall_seconds: f64,
     pub workers: Vec<WorkerStats>,
+    /// Steps that ran longer than `stall_warning`, as reported ("worker 0: N=.. K=.. M=..:
+    /// candidate ..., running for 61 s").
+    pub stalls: Vec<String>,
 }
 
 /// One backend instance per device ordinal (the tuner's workers). The CPU backend takes
@@ -267,21 +280,24 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
     let settings = opts.item_settings();
     let queue = Mutex::new(todo);
     let abort = AtomicBool::new(false);
+    let activity = Activity::new(backends.len());
     let mut first_error: Option<Error> = None;
     let mut tuned_now: Vec<TuneRecord> = Vec::new();
+    let mut stalls: Vec<String> = Vec::new();
 
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<(WorkItem, Result<TuneRecord>)>();
         let mut handles = Vec::new();
         for (w, backend) in backends.iter().enumerate() {
-            let (tx, queue, abort, settings) = (tx.clone(), &queue, &abort, &settings);
+            let (tx, queue, abort, settings, activity) = (tx.clone(), &queue, &abort, &settings, &activity);
             handles.push(scope.spawn(move || loop {
                 if abort.load(Ordering::SeqCst) {
                     break;
                 }
                 let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
                 let Some(item) = next else { break };
-                let result = tune_item(backend.as_ref(), measure, item, settings, w);
+                let result = tune_item(backend.as_ref(), measure, item, settings, w, activity);
+                activity.end(w);
                 let failed = result.is_err();
                 if tx.send((item, result)).is_err() || failed {
                     break;
@@ -290,7 +306,22 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
         }
         drop(tx);
         // The only writer of the journal and the files: no result can be lost to a race.
-        for (item, result) in rx {
+        // Between results, it watches for steps that run too long.
+        let poll = opts.stall_warning.min(Duration::from_secs(1)).max(Duration::from_millis(1));
+        loop {
+            let (item, result) = match rx.recv_timeout(poll) {
+                Ok(r) => r,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    for o in activity.overdue(opts.stall_warning, Instant::now()) {
+                        let line = format!("worker {}: {}, running for {:.0} s", o.worker, o.what, o.elapsed.as_secs_f64());
+                        log::warn!("{line} (if it never returns, a kernel is hung: end the run, whose finished items are in the journal, and report the config with the shape)");
+                        bar.set_message(format!("stalled? {line}"));
+                        stalls.push(line);
+                    }
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
             let rec = match result {
                 Ok(rec) => rec,
                 Err(e) => {
@@ -343,7 +374,7 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
             WorkerStats { worker: w, ordinal: b.device().ordinal, device: b.device().name.clone(), items: mine.len(), busy_seconds: mine.iter().map(|r| r.seconds).sum() }
         })
         .collect();
-    Ok(TuneReport { records, files, resumed, tuned_now: tuned_now.len(), journal: journal_path, wall_seconds: started.elapsed().as_secs_f64(), workers })
+    Ok(TuneReport { records, files, resumed, tuned_now: tuned_now.len(), journal: journal_path, wall_seconds: started.elapsed().as_secs_f64(), workers, stalls })
 }
 
 /// Two runs (shards, or a run into a merged folder) in one folder would each rewrite the
