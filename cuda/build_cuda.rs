@@ -102,7 +102,8 @@ impl Tile {
         let end = if self.scale_slab(body) { self.slabs_end(end) } else { end };
         if self.splits_k { end.div_ceil(16) * 16 + 16 + self.bm * self.bn * 4 } else { end }
     }
-    /// TMA: the end of the ring, its scales, barriers and (swapped tiles) C staging (TmaTile::C_END).
+    /// TMA: the end of the ring, its scales, barriers, the producer's load count and (swapped
+    /// tiles) C staging (TmaTile::C_END).
     fn ring_end(&self, body: Body) -> u32 {
         // A stage's activation scales: BM rows of 4 floats on the tiles that load them by TMA
         // per stage, else BM floats.
@@ -111,7 +112,10 @@ impl Tile {
         let weight_scale_blocks = if self.bn > 128 { 2 } else { 1 };
         let bars = (scales_b + self.stages * 4 * weight_scale_blocks).div_ceil(8) * 8;
         let c_stage = if matches!(body, Body::Tma { swap: true }) { self.warps * self.bm * 24 * 2 } else { 0 };
-        (bars + 16 * self.stages).div_ceil(16) * 16 + c_stage
+        // The producer's count of loaded ring positions (TmaTile::LOADS_BYTES): unclustered
+        // two-consumer normal tiles.
+        let loads = if self.scale_tma(body) && self.cluster == 1 { 8 } else { 0 };
+        (bars + 16 * self.stages + loads).div_ceil(16) * 16 + c_stage
     }
     /// TMA: the end of the one-consumer deep-ring tiles' two per-tile scale slabs after `end`
     /// (TmaTile::SLABS_END), 128-byte aligned: 64 K blocks of BM activation scales, 68 weight

@@ -204,16 +204,19 @@ struct TmaTile {
     // A stage's activation scales: BM rows of AS_ROW floats (a row-major TMA box holds 4 K
     // blocks of each row; the other ways fill the first BM floats).
     static constexpr int AS_ROW = AS_TMA ? 4 : 1, AS_BYTES = BM * AS_ROW * 4;
-    // [A tiles | B tiles | A scales | B scales | full barriers | empty barriers]
+    // [A tiles | B tiles | A scales | B scales | full barriers | empty barriers | loads issued]
     static constexpr int OFF_B = STAGES * A_BYTES;
     static constexpr int OFF_AS = OFF_B + STAGES * B_BYTES;
     static constexpr int OFF_BS = OFF_AS + STAGES * AS_BYTES;
     static constexpr int OFF_BAR = (OFF_BS + STAGES * SB * 4 + 7) / 8 * 8;
+    // The ring positions the producer has loaded so far (a counter that only grows), for the
+    // store warp of the two-consumer tiles (STORE_WARP in the kernel).
+    static constexpr int OFF_LOADS = OFF_BAR + 2 * STAGES * 8, LOADS_BYTES = CONSUMERS == 2 && !SWAP && MC == 1 ? 8 : 0;
     // Swapped tiles stage their 16-bit C through shared memory, one region per consumer warp:
     // BM token rows of 16 weight columns, pitch C_PITCH elements (48 bytes: 16-byte aligned
     // rows, and the fragment writes of one instruction hit distinct banks).
     static constexpr int C_PITCH = 24;
-    static constexpr int OFF_C = (OFF_BAR + 2 * STAGES * 8 + 15) / 16 * 16;
+    static constexpr int OFF_C = (OFF_LOADS + LOADS_BYTES + 15) / 16 * 16;
     // The one-consumer deep-ring tiles (one CTA per SM anyway) load a tile's scales once, with
     // the tile's first stage, when the layouts allow: the activation scales as one TMA box of
     // up to SLAB_KB K blocks x BM rows, the weight scales of its K range as one bulk copy.
@@ -405,6 +408,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // 4096x24576x1536 and 4096x7168x2048, level on 128x192 s4; 4% slower on 128x144 s5 at
     // 128x18432x7168, whose C store is not deferred.
     constexpr bool STORE_WARP = DEFER_C;
+    static_assert(!STORE_WARP || T::LOADS_BYTES > 0, "the store warp paces its stores by the producer's loads");
+    volatile uint32_t* const loads_issued = reinterpret_cast<volatile uint32_t*>(smem + T::OFF_LOADS);
+    constexpr uint32_t ALL_LOADED = ~0u;  // (loads_issued once the producer has loaded its last position)
     constexpr int C_FREE = 2, C_FULL = 3, C_SYNC_THREADS = 128 * T::CONSUMERS + 32;
     constexpr int C_STAGED = 1;  // (named barrier of the staged C store's two consumer warpgroups, below)
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
@@ -445,6 +451,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             mbar_init(s_base + T::OFF_XBAR, 128);
             mbar_init(s_base + T::OFF_XBAR + 8, 128);
         }
+        if constexpr (STORE_WARP) *loads_issued = 0;
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         // (The maps are parameters, which no earlier kernel writes.)
         asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tma_a)) : "memory");
@@ -538,8 +545,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // (After the stage's own loads: issued first, the slabs delayed them,
                     // 0.5-1.5% on the H200.)
                     if (with_slab) load_slabs();
+                    if constexpr (STORE_WARP) *loads_issued = g + 1;
                 }
             }
+            if constexpr (STORE_WARP) if (lane == 0) *loads_issued = ALL_LOADED;
             if constexpr (MC > 1) {
                 // Stay until both CTAs' consumers released the last STAGES loads: the peer's
                 // consumers arrive on this CTA's barriers until then.
@@ -576,15 +585,19 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 // Piece p goes out once the next tile's block min(p, nkb1 - 1) is released, so
                 // that each refill's loads queue behind one piece (8 KB on 128x256) rather than
                 // the tile's whole C (H200: 1.008-1.009x at 4096x24576x1536 and 4096x7168x2048).
-                // (The consumers stay in the next tile until this warp frees the buffer, and this
-                // warp waits for its blocks in order, a few instructions apart, while a turn of
-                // the ring takes the consumers STAGES blocks of wgmmas: so each phase of `empty`
-                // waited for is the pending one or the one just completed, never one a turn on.)
+                // A block's release shows as the producer's load of the position a turn of the
+                // ring on (it waited for that release), read from the count of positions it has
+                // loaded, which only grows. Waiting on the block's `empty` phase instead hung:
+                // while a store issue stalled this warp (the TMA queue full of C), the consumers
+                // ran a turn of the ring past the block, the barrier's phase parity came round
+                // again, and the wait then needed a release only the tile after next would make,
+                // whose C waits for this warp (H200: 128x128 s5 at 128x24576x1536 within 25 s of
+                // stress, every time).
 #pragma unroll 1
                 for (int piece = 0; piece < T::CONSUMERS * 4; ++piece) {
                     if (nkb1 > 0) {
                         const uint32_t gb = g + min(piece, nkb1 - 1);
-                        mbar_wait(empty0 + 8 * ring_stage<STAGES>(gb), ring_phase<STAGES>(gb));
+                        while (*loads_issued < gb + STAGES + 1) __nanosleep(64);
                     }
                     if (lane == 0) store_c_piece(s_base + T::OFF_CBUF + piece * C_PIECE_BYTES, n0, m0 + piece * C_BOX_ROWS);
                 }

@@ -146,6 +146,10 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
         // 128 tiles of 64x64 nearly fill the SMs: no split (2 would make 256 items).
         let mid = kernels::heuristic_config(&shape(128, 4096, 7168), 132);
         assert_eq!((mid.block_m, mid.block_n, kernels::split_k(&mid, &shape(128, 4096, 7168), 132)), (64, 64, 1));
+        // A split pays for its workspace and conversion (kernels::split_k's SPLIT_COST): few
+        // 64x64 tiles of short K stay whole, long K still splits (the H200 measured both).
+        let rule = |m, n, k| kernels::split_k(&kernels::heuristic_config(&shape(m, n, k), 132), &shape(m, n, k), 132);
+        assert_eq!([rule(100, 512, 1024), rule(256, 1024, 1024), rule(256, 1024, 4096), rule(256, 512, 4096), rule(100, 1024, 4096)], [1, 1, 1, 4, 4]);
         // Swapped tiles stream weights: 112 tiles split in 2, so that every SM streams.
         let few = kernels::heuristic_config(&shape(8, 7168, 18432), 132);
         assert_eq!((kernels::body(&few), kernels::split_k(&few, &shape(8, 7168, 18432), 132)), (Some("tma_swap"), 2));
@@ -397,6 +401,30 @@ fn two_consumer_tiles_are_correct_over_several_tiles_per_cta() {
         let q = random_quantized_problem_with(2100, 2400, k, FN, ScaleLayout::RowMajor, (128, 128), out, 950 + i as u64);
         check_gemm(&be, &q, out, if out == OutDtype::Bf16 { &all } else { &with_f16 });
     }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU (run with --include-ignored on a GPU machine)"]
+fn two_consumer_tiles_finish_under_back_to_back_launches() {
+    let be = gpu();
+    // Short K and a wide C (M = 256, N = 24576, K = 1536: 2-3 tiles per persistent CTA), launched
+    // hundreds of times back to back: the C stores then queue on the TMA and stall the store
+    // warp (STORE_WARP in cuda/gemm_sm90_tma.cuh) while the consumers run on through the ring.
+    // Its pacing once waited on a block's `empty` phase, which such a lapped ring made wait
+    // forever: 128x128 s5 (tuning builds) hung within 25 s on the H200. A hang fails this test
+    // by the runner's timeout; every two-consumer tile of the build runs, shipped store-warp
+    // tiles (128x192 s4, 128x256 s3) included.
+    let configs: Vec<KernelConfig> = be.candidate_configs().into_iter().filter(|c| c.block_m == 128 && c.num_warps == 8 && c.cluster() <= 1).collect();
+    assert!(configs.len() >= 4, "the default build compiles 128x128, 128x192 and two 128x256 tiles");
+    let q = random_quantized_problem_with(256, 24576, 1536, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 960);
+    let p = q.problem();
+    let t = TimingOptions { warmup: 3, repeats: 100, ..Default::default() };
+    for cfg in &configs {
+        let path = GemmPath::Tuned(cfg.clone());
+        let times = be.time_gemm(&p, &path, &t).unwrap_or_else(|e| panic!("{}: {e}", cfg.short()));
+        assert_eq!(times.len(), t.repeats, "{}", cfg.short());
+    }
+    check_gemm(&be, &q, OutDtype::Bf16, &configs.into_iter().map(GemmPath::Tuned).collect::<Vec<_>>());
 }
 
 #[test]
