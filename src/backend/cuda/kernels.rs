@@ -139,7 +139,8 @@ pub fn persistent_ctas(work: u64, slots: u64) -> u64 {
 ///   SM streams, since an idle SM's share of the bandwidth is lost;
 /// - other tiles: the count that minimizes the busiest CTA's work (whole waves of work items,
 ///   each its share of the K blocks plus `ITEM_COST` blocks for its start, epilogue and
-///   atomics), fewest splits on ties, so that a few items do not spill into a second wave.
+///   atomics) plus, once split, `SPLIT_COST` blocks for the workspace and its conversion;
+///   fewest splits on ties, so that a few items do not spill into a second wave.
 ///
 /// H200, 2026-11-29: M=128 N=4096 K=7168 on 64x64 tiles (128 tiles) 15.7 us unsplit against
 /// 18.1 with 2 splits; M=8 N=7168 K=18432 on swapped 16x64 tiles (112 tiles) 37.9 us with 2
@@ -189,7 +190,12 @@ impl SplitRule {
         // H200, 2026-11-29: with 1 block, M=128 N=7168 K=18432 on 128x128 tiles took 7 splits
         // (67.5 us); 5 keeps it at 2.
         const ITEM_COST: usize = 5;
-        let busiest = |s: u32| (tiles * s as usize).div_ceil(slots) * (kb.div_ceil(s) as usize + ITEM_COST);
+        // H200, 2026-12-04 (64x64 at M = 100 and 256, N = 512-2048, K = 1024-4096, SPLIT_K 1-4
+        // pinned): a split GEMM pays 2-5 us more than its blocks (e.g. 100x512x1024 3.2 us
+        // unsplit, 4.5 in 2 splits; 256x1024x4096 10.0 against 13.8), 11-20 blocks' worth; with
+        // 16 the rule picks the fastest split measured, or one within 1%, at all 18 shapes.
+        const SPLIT_COST: usize = 16;
+        let busiest = |s: u32| (tiles * s as usize).div_ceil(slots) * (kb.div_ceil(s) as usize + ITEM_COST) + if s > 1 { SPLIT_COST } else { 0 };
         (1..=most).min_by_key(|&s| busiest(s)).unwrap_or(1)
     }
 }
