@@ -411,11 +411,12 @@ fn two_consumer_tiles_finish_under_back_to_back_launches() {
     // hundreds of times back to back: the C stores then queue on the TMA and stall the store
     // warp (STORE_WARP in cuda/gemm_sm90_tma.cuh) while the consumers run on through the ring.
     // Its pacing once waited on a block's `empty` phase, which such a lapped ring made wait
-    // forever: 128x128 s5 (tuning builds) hung within 25 s on the H200. A hang fails this test
-    // by the runner's timeout; every two-consumer tile of the build runs, shipped store-warp
-    // tiles (128x192 s4, 128x256 s3) included.
+    // forever: 128x128 s5 (compiled in every build for this test) hung within 25 s on the H200,
+    // every time. A hang fails this test by the runner's timeout; every two-consumer tile of
+    // the build runs, the shipped store-warp tiles (128x192 s4, 128x256 s3) included.
     let configs: Vec<KernelConfig> = be.candidate_configs().into_iter().filter(|c| c.block_m == 128 && c.num_warps == 8 && c.cluster() <= 1).collect();
-    assert!(configs.len() >= 4, "the default build compiles 128x128, 128x192 and two 128x256 tiles");
+    let s5 = configs.iter().any(|c| c.block_n == 128 && c.num_stages == Some(5));
+    assert!(configs.len() >= 5 && s5, "the default build compiles 128x128 s5 / s6, 128x192 and two 128x256 tiles");
     let q = random_quantized_problem_with(256, 24576, 1536, FN, ScaleLayout::RowMajor, (128, 128), OutDtype::Bf16, 960);
     let p = q.problem();
     let t = TimingOptions { warmup: 3, repeats: 100, ..Default::default() };
