@@ -102,7 +102,7 @@ pub struct TuneOptions {
     pub blockfp8_keys: bool,
     /// A step of an item (the reference, one path's check and timing) running longer than
     /// this is reported once (log warning, [`TuneReport::stalls`]): a hung kernel otherwise
-    /// stalls the run without a word of which candidate to leave out.
+    /// stalls the run without a word of which item and candidate it is on.
     pub stall_warning: Duration,
 }
 
