@@ -106,7 +106,7 @@ pub struct TuneArgs {
     /// Warn (once per step) when one step of an item, such as one candidate's check and
     /// timing, runs longer than this many seconds: a hung kernel never returns, and the
     /// warning names it.
-    #[arg(long, default_value_t = 60.0, value_parser = parse_seconds)]
+    #[arg(long, default_value_t = 60.0, value_parser = parse_seconds, value_name = "SECONDS")]
     stall_warning: f64,
 }
 
