@@ -872,6 +872,48 @@ fn a_step_past_the_stall_warning_is_reported_by_name() {
     assert!(tune::tune_with(&[cpu()], &o, &m).unwrap().stalls.is_empty());
 }
 
+/// Records every path it times; `fast` times fastest of all.
+struct Recording {
+    fast: String,
+    timed: Mutex<BTreeSet<String>>,
+}
+
+impl Measure for Recording {
+    fn measure(&self, _b: &dyn Backend, _p: &GemmProblem, path: &GemmPath, _o: &TimingOptions) -> Result<Vec<f64>> {
+        let l = label(path);
+        self.timed.lock().unwrap().insert(l.clone());
+        Ok(vec![if l == self.fast { 1e-9 } else { 1e-5 }])
+    }
+}
+
+#[test]
+fn excluded_configs_never_run_and_unknown_names_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fast = CpuBackend::new().candidate_configs()[2].short();
+    let shapes = vec![tune::parse_shape("256,256").unwrap()];
+    // Not excluded, the fastest config wins every item.
+    let m = Recording { fast: fast.clone(), timed: Mutex::new(BTreeSet::new()) };
+    let whole = tune::tune_with(&[cpu()], &opts(shapes.clone(), &tmp.path().join("a"), &[1, 16]), &m).unwrap();
+    assert!(whole.records.iter().all(|rec| rec.config.short() == fast), "{:?}", whole.records);
+    // Excluded, it is never timed, and each item lists it among the skipped.
+    let m = Recording { fast: fast.clone(), timed: Mutex::new(BTreeSet::new()) };
+    let mut o = opts(shapes.clone(), &tmp.path().join("b"), &[1, 16]);
+    o.exclude = vec![fast.clone()];
+    let r = tune::tune_with(&[cpu()], &o, &m).unwrap();
+    assert!(!m.timed.lock().unwrap().contains(&fast));
+    assert!(m.timed.lock().unwrap().len() > 2, "the other candidates still ran");
+    for (rec, before) in r.records.iter().zip(&whole.records) {
+        assert_ne!(rec.config.short(), fast);
+        assert_eq!((rec.skipped, rec.candidates), (before.skipped + 1, before.candidates - 1));
+    }
+    // A name no candidate has is refused before anything is written.
+    let mut o = opts(shapes, &tmp.path().join("c"), &[1]);
+    o.exclude = vec![fast, "m128n128k128g8w8s99".into()];
+    let e = tune::tune_with(&[cpu()], &o, &FakeTiming::default()).unwrap_err().to_string();
+    assert!(e.contains("--exclude-config m128n128k128g8w8s99"), "{e}");
+    assert!(!tmp.path().join("c").exists());
+}
+
 const CHILD_DIR_ENV: &str = "BLOCKFP8_TUNE_TEST_CHILD_DIR";
 
 /// Run only as a child of `a_sigkilled_process_resumes`: a slow tune into the given folder.

@@ -108,6 +108,11 @@ pub struct TuneArgs {
     /// warning names it.
     #[arg(long, default_value_t = 60.0, value_parser = parse_seconds, value_name = "SECONDS")]
     stall_warning: f64,
+    /// Never run these kernel configs (names as the tuner prints them, e.g.
+    /// m128n128k128g8w8s5; comma-separated or repeated): leave out one that hangs and run
+    /// again, resuming from the journal.
+    #[arg(long, value_delimiter = ',', value_name = "CONFIG")]
+    exclude_config: Vec<String>,
 }
 
 fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
@@ -139,6 +144,7 @@ pub fn tune(a: TuneArgs) -> Result<ExitCode> {
     o.progress = !a.no_progress;
     o.blockfp8_keys = !a.vllm_compatible;
     o.stall_warning = std::time::Duration::from_secs_f64(a.stall_warning);
+    o.exclude = a.exclude_config;
     let report = tune::tune(&workers, &o)?;
     print!("{}", tune::render_summary(&report.records));
     if workers.len() > 1 {

@@ -57,6 +57,9 @@ pub struct ItemSettings {
     /// blockfp8 runs (`WIDE_BLOCK_NS`). Off: only kernel configs vLLM can read are written, as
     /// vLLM's Triton launch rejects unknown keys.
     pub blockfp8_keys: bool,
+    /// Kernel configs (short names, as the tuner prints them) never run: a config that hangs
+    /// can be left out and the run resumed.
+    pub exclude: Vec<String>,
 }
 
 /// Kernel configs of `backend` that can run `shape`, and the ones filtered out with why.
@@ -195,7 +198,14 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
         }
     };
 
-    let (configs, skipped) = candidate_configs(backend, &shape, s.blockfp8_keys);
+    let (mut configs, mut skipped) = candidate_configs(backend, &shape, s.blockfp8_keys);
+    configs.retain(|cfg| {
+        let excluded = s.exclude.contains(&cfg.short());
+        if excluded {
+            skipped.push(Rejected { config: cfg.short(), reason: "excluded (--exclude-config)".into() });
+        }
+        !excluded
+    });
     for cfg in &configs {
         let path = GemmPath::Tuned(cfg.clone());
         activity.begin(worker, format!("{what}: candidate {}", cfg.short()));

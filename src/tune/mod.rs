@@ -104,6 +104,9 @@ pub struct TuneOptions {
     /// this is reported once (log warning, [`TuneReport::stalls`]): a hung kernel otherwise
     /// stalls the run without a word of which item and candidate it is on.
     pub stall_warning: Duration,
+    /// Kernel configs never run, by the short name the tuner prints (`m128n128k128g8w8s5`):
+    /// checked against the build's candidates before any work.
+    pub exclude: Vec<String>,
 }
 
 /// The default [`TuneOptions::stall_warning`]: one candidate's check and timing take seconds.
@@ -126,6 +129,7 @@ impl TuneOptions {
             seed: 0x005E_EDB1_0CF8,
             blockfp8_keys: true,
             stall_warning: STALL_WARNING,
+            exclude: Vec::new(),
         }
     }
 
@@ -138,6 +142,7 @@ impl TuneOptions {
             full_reference_macs: self.full_reference_macs,
             seed: self.seed,
             blockfp8_keys: self.blockfp8_keys,
+            exclude: self.exclude.clone(),
         }
     }
 
@@ -237,6 +242,7 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
             return Err(Error::invalid("tune", format!("workers must be one device model: {device} and {name} differ; tune each model separately")));
         }
     }
+    check_excluded(first.as_ref(), &opts.exclude)?;
     let batch_sizes = normalize_batch_sizes(&opts.batch_sizes)?;
     let shapes = dedupe(opts.shapes.clone());
     if shapes.is_empty() {
@@ -314,7 +320,7 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     for o in activity.overdue(opts.stall_warning, Instant::now()) {
                         let line = format!("worker {}: {}, running for {:.0} s", o.worker, o.what, o.elapsed.as_secs_f64());
-                        log::warn!("{line} (if it never returns, a kernel is hung: end the run, whose finished items are in the journal, and report the config with the shape)");
+                        log::warn!("{line} (if it never returns, a kernel is hung: end the run and run it again with --exclude-config and that config; it resumes from the journal. Please report the config with the shape)");
                         bar.set_message(format!("stalled? {line}"));
                         stalls.push(line);
                     }
@@ -375,6 +381,27 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
         })
         .collect();
     Ok(TuneReport { records, files, resumed, tuned_now: tuned_now.len(), journal: journal_path, wall_seconds: started.elapsed().as_secs_f64(), workers, stalls })
+}
+
+/// Every excluded name must be a config the tuner could run on `backend` (a compiled tile, or
+/// a wide one regrouped by `WIDE_TILE_GROUP_M` rows), so that a misspelt name does not leave
+/// a hung config in the run.
+fn check_excluded(backend: &dyn Backend, exclude: &[String]) -> Result<()> {
+    if exclude.is_empty() {
+        return Ok(());
+    }
+    let mut known: HashSet<String> = HashSet::new();
+    for c in backend.candidate_configs() {
+        known.insert(c.short());
+        known.insert(crate::config::KernelConfig { group_m: WIDE_TILE_GROUP_M, ..c }.short());
+    }
+    match exclude.iter().find(|name| !known.contains(name.as_str())) {
+        None => Ok(()),
+        Some(name) => Err(Error::invalid(
+            "tune",
+            format!("--exclude-config {name}: not one of this build's kernel configs for {} (names as the tuner prints them, e.g. {})", backend.device().name, backend.candidate_configs().first().map(|c| c.short()).unwrap_or_default()),
+        )),
+    }
 }
 
 /// Two runs (shards, or a run into a merged folder) in one folder would each rewrite the
