@@ -182,6 +182,8 @@ struct FakeTiming {
     forced: HashMap<String, f64>,
     /// Items measured, for resume checks.
     seen: Mutex<BTreeSet<(usize, usize, usize)>>,
+    /// Paths measured (labels), for exclusion checks.
+    timed: Mutex<BTreeSet<String>>,
     /// Random sleeps to shuffle worker interleavings.
     jitter: bool,
     /// A fixed sleep per call (a slow device).
@@ -204,6 +206,7 @@ impl Measure for FakeTiming {
         }
         let s = p.shape;
         self.seen.lock().unwrap().insert((s.n, s.k, s.m));
+        self.timed.lock().unwrap().insert(label(path));
         if self.jitter {
             std::thread::sleep(std::time::Duration::from_micros(fnv(&format!("{n}")) % 300));
         }
@@ -547,7 +550,7 @@ fn candidates_a_config_file_cannot_hold_are_skipped() {
     odd.block_n = 96;
     let backend: Arc<dyn Backend> = Arc::new(LyingBackend { extra: vec![odd.clone()], ..LyingBackend::honest() });
     let shape = GemmShape { m: 16, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
-    let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, true);
+    let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, true, &[]);
     assert!(!keep.contains(&odd) && !keep.is_empty());
     let why = skipped.iter().find(|r| r.config == odd.short()).expect("the odd tile is reported");
     assert!(why.reason.contains("power of two"), "{}", why.reason);
@@ -569,8 +572,8 @@ fn the_wide_tile_is_blockfp8_only() {
     let wide = wide_config();
     let backend: Arc<dyn Backend> = Arc::new(LyingBackend { extra: vec![wide.clone()], ..LyingBackend::honest() });
     let shape = GemmShape { m: 16, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
-    assert!(tune::candidate_configs(backend.as_ref(), &shape, true).0.contains(&wide));
-    let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, false);
+    assert!(tune::candidate_configs(backend.as_ref(), &shape, true, &[]).0.contains(&wide));
+    let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, false, &[]);
     assert!(!keep.contains(&wide) && skipped.iter().any(|r| r.config == wide.short() && r.reason.contains("blockfp8-only")));
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     let t = FakeTiming { forced: [(wide.short(), 1e-9)].into(), ..Default::default() };
@@ -609,10 +612,10 @@ fn wide_tiles_are_also_tried_in_larger_groups() {
     let backend: Arc<dyn Backend> = Arc::new(LyingBackend { extra: vec![wide.clone()], ..LyingBackend::honest() });
     let shape = |m| GemmShape { m, n: 256, k: 128, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
     // 16 rows of 128-row tiles from M = 1921; the CPU's own tiles (at most 64 rows) stay as they are.
-    let keep = tune::candidate_configs(backend.as_ref(), &shape(1921), true).0;
+    let keep = tune::candidate_configs(backend.as_ref(), &shape(1921), true, &[]).0;
     assert!(keep.contains(&wide) && keep.contains(&regrouped));
     assert_eq!(keep.iter().filter(|c| c.group_m == tune::WIDE_TILE_GROUP_M).count(), 1, "{:?}", keep.iter().map(|c| c.short()).collect::<Vec<_>>());
-    assert!(!tune::candidate_configs(backend.as_ref(), &shape(1920), true).0.contains(&regrouped));
+    assert!(!tune::candidate_configs(backend.as_ref(), &shape(1920), true, &[]).0.contains(&regrouped));
     let shapes = vec![tune::parse_shape("256,128").unwrap()];
     let t = FakeTiming { forced: [(regrouped.short(), 1e-9)].into(), ..Default::default() };
     let dir = tmp.path().join("g");
@@ -872,31 +875,17 @@ fn a_step_past_the_stall_warning_is_reported_by_name() {
     assert!(tune::tune_with(&[cpu()], &o, &m).unwrap().stalls.is_empty());
 }
 
-/// Records every path it times; `fast` times fastest of all.
-struct Recording {
-    fast: String,
-    timed: Mutex<BTreeSet<String>>,
-}
-
-impl Measure for Recording {
-    fn measure(&self, _b: &dyn Backend, _p: &GemmProblem, path: &GemmPath, _o: &TimingOptions) -> Result<Vec<f64>> {
-        let l = label(path);
-        self.timed.lock().unwrap().insert(l.clone());
-        Ok(vec![if l == self.fast { 1e-9 } else { 1e-5 }])
-    }
-}
-
 #[test]
 fn excluded_configs_never_run_and_unknown_names_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let fast = CpuBackend::new().candidate_configs()[2].short();
     let shapes = vec![tune::parse_shape("256,256").unwrap()];
     // Not excluded, the fastest config wins every item.
-    let m = Recording { fast: fast.clone(), timed: Mutex::new(BTreeSet::new()) };
+    let m = FakeTiming { forced: [(fast.clone(), 1e-9)].into(), ..Default::default() };
     let whole = tune::tune_with(&[cpu()], &opts(shapes.clone(), &tmp.path().join("a"), &[1, 16]), &m).unwrap();
     assert!(whole.records.iter().all(|rec| rec.config.short() == fast), "{:?}", whole.records);
     // Excluded, it is never timed, and each item lists it among the skipped.
-    let m = Recording { fast: fast.clone(), timed: Mutex::new(BTreeSet::new()) };
+    let m = FakeTiming { forced: [(fast.clone(), 1e-9)].into(), ..Default::default() };
     let mut o = opts(shapes.clone(), &tmp.path().join("b"), &[1, 16]);
     o.exclude = vec![fast.clone()];
     let r = tune::tune_with(&[cpu()], &o, &m).unwrap();
@@ -977,8 +966,8 @@ fn cluster_candidates_win_only_files_for_blockfp8() {
         assert_eq!(table.nearest(16).unwrap().1.cluster(), 2, "{name}: {text}");
     }
     let shape = GemmShape { m: 16, n: 256, k: 256, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
-    assert!(tune::candidate_configs(backend.as_ref(), &shape, true).0.contains(&pair));
-    let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, false);
+    assert!(tune::candidate_configs(backend.as_ref(), &shape, true, &[]).0.contains(&pair));
+    let (keep, skipped) = tune::candidate_configs(backend.as_ref(), &shape, false, &[]);
     assert!(!keep.contains(&pair) && skipped.iter().any(|r| r.config == pair.short() && r.reason.contains("--vllm-compatible")), "{skipped:?}");
     let mut compat = opts(shapes, &tmp.path().join("vllm"), &[1, 16]);
     compat.blockfp8_keys = false;

@@ -65,9 +65,9 @@ pub struct ItemSettings {
 /// Kernel configs of `backend` that can run `shape`, and the ones filtered out with why.
 /// A config's BLOCK_SIZE_K must divide the weight's block_k (each K tile then sees one
 /// scale), the file must be able to hold it (`blockfp8_keys` false: files for vLLM, which
-/// rejects blockfp8's own keys such as a cluster size), and the backend must accept it for
-/// this shape (registers, LDS/shared memory).
-pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys: bool) -> (Vec<KernelConfig>, Vec<Rejected>) {
+/// rejects blockfp8's own keys such as a cluster size), the backend must accept it for this
+/// shape (registers, LDS/shared memory), and `exclude` must not name it.
+pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys: bool, exclude: &[String]) -> (Vec<KernelConfig>, Vec<Rejected>) {
     let mut keep: Vec<KernelConfig> = Vec::new();
     let mut skipped = Vec::new();
     let compiled = backend.candidate_configs();
@@ -76,7 +76,9 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys
         if keep.contains(&cfg) {
             continue;
         }
-        let reason = if cfg.block_k == 0 || shape.block.1 % cfg.block_k as usize != 0 {
+        let reason = if exclude.contains(&cfg.short()) {
+            Some("excluded (--exclude-config)".into())
+        } else if cfg.block_k == 0 || shape.block.1 % cfg.block_k as usize != 0 {
             Some(format!("BLOCK_SIZE_K {} does not divide the weight block_k {}", cfg.block_k, shape.block.1))
         } else if let Err(why) = cfg.validate() {
             // A kernel the backend can run but a config file cannot name, so the tuner must
@@ -103,9 +105,15 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys
 /// tuner, not a rule, decides.
 pub const WIDE_TILE_GROUP_M: u32 = 16;
 
-fn wide_tile_regrouped(cfg: &KernelConfig, shape: &GemmShape) -> Option<KernelConfig> {
+/// `cfg` in groups of `WIDE_TILE_GROUP_M` rows when it is a wide tile grouped otherwise (on any
+/// shape with that many rows of tiles).
+pub(super) fn regrouped_wide_tile(cfg: &KernelConfig) -> Option<KernelConfig> {
     let wide = cfg.block_m >= 128 && cfg.block_n >= 192 && cfg.group_m != WIDE_TILE_GROUP_M;
-    (wide && shape.m.div_ceil(cfg.block_m as usize) >= WIDE_TILE_GROUP_M as usize).then(|| KernelConfig { group_m: WIDE_TILE_GROUP_M, ..cfg.clone() })
+    wide.then(|| KernelConfig { group_m: WIDE_TILE_GROUP_M, ..cfg.clone() })
+}
+
+fn wide_tile_regrouped(cfg: &KernelConfig, shape: &GemmShape) -> Option<KernelConfig> {
+    regrouped_wide_tile(cfg).filter(|_| shape.m.div_ceil(cfg.block_m as usize) >= WIDE_TILE_GROUP_M as usize)
 }
 
 struct Contender {
@@ -198,14 +206,7 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
         }
     };
 
-    let (mut configs, mut skipped) = candidate_configs(backend, &shape, s.blockfp8_keys);
-    configs.retain(|cfg| {
-        let excluded = s.exclude.contains(&cfg.short());
-        if excluded {
-            skipped.push(Rejected { config: cfg.short(), reason: "excluded (--exclude-config)".into() });
-        }
-        !excluded
-    });
+    let (configs, skipped) = candidate_configs(backend, &shape, s.blockfp8_keys, &s.exclude);
     for cfg in &configs {
         let path = GemmPath::Tuned(cfg.clone());
         activity.begin(worker, format!("{what}: candidate {}", cfg.short()));

@@ -390,16 +390,14 @@ fn check_excluded(backend: &dyn Backend, exclude: &[String]) -> Result<()> {
     if exclude.is_empty() {
         return Ok(());
     }
-    let mut known: HashSet<String> = HashSet::new();
-    for c in backend.candidate_configs() {
-        known.insert(c.short());
-        known.insert(crate::config::KernelConfig { group_m: WIDE_TILE_GROUP_M, ..c }.short());
-    }
+    let compiled = backend.candidate_configs();
+    let mut known: HashSet<String> = compiled.iter().map(|c| c.short()).collect();
+    known.extend(compiled.iter().filter_map(item::regrouped_wide_tile).map(|c| c.short()));
     match exclude.iter().find(|name| !known.contains(name.as_str())) {
         None => Ok(()),
         Some(name) => Err(Error::invalid(
             "tune",
-            format!("--exclude-config {name}: not one of this build's kernel configs for {} (names as the tuner prints them, e.g. {})", backend.device().name, backend.candidate_configs().first().map(|c| c.short()).unwrap_or_default()),
+            format!("--exclude-config {name}: not one of this build's kernel configs for {} (names as the tuner prints them, e.g. {})", backend.device().name, compiled.first().map(|c| c.short()).unwrap_or_default()),
         )),
     }
 }
