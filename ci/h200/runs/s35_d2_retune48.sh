@@ -24,7 +24,7 @@ for r in 1 2; do
     cfg=""; [ $v = new ] && cfg="--config-dir $R/tuned"
     for s in S L; do
       [ $(( $(date +%s) - t0 )) -lt 550 ] || continue
-      timeout 45 $X bench --backend cuda --no-progress --no-check --json --scale-layout column-major $cfg ${!s} --batch-size ${MB[$s]} > $R/${v}${s}_$r.json 2>/dev/null; echo "$r $v $s rc=$? t=$(( $(date +%s) - t0 ))"
+      timeout $([ $s = L ] && echo 70 || echo 40) $X bench --backend cuda --no-progress --no-check --json --scale-layout column-major $cfg ${!s} --batch-size ${MB[$s]} > $R/${v}${s}_$r.json 2>/dev/null; echo "$r $v $s rc=$? t=$(( $(date +%s) - t0 ))"
     done
   done
 done
