@@ -153,6 +153,18 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
         // Swapped tiles stream weights: 112 tiles split in 2, so that every SM streams.
         let few = kernels::heuristic_config(&shape(8, 7168, 18432), 132);
         assert_eq!((kernels::body(&few), kernels::split_k(&few, &shape(8, 7168, 18432), 132)), (Some("tma_swap"), 2));
+        // The tuner also times a config unsplit and at half the rule's splits (the rule's 2
+        // for 16x64 at 16x7168x2048 ran 1.15x slower than unsplit on the H200); not where the
+        // rule keeps it whole, the config pins its split, or a K-split pair splits on chip.
+        let alts = |c: &KernelConfig, m, n, k| kernels::split_alternatives(c, &shape(m, n, k), 132);
+        assert_eq!((kernels::split_k(&few, &shape(16, 7168, 2048), 132), alts(&few, 16, 7168, 2048)), (2, vec![1]));
+        assert_eq!((rule(256, 512, 4096), alts(&kernels::heuristic_config(&shape(256, 512, 4096), 132), 256, 512, 4096)), (4, vec![1, 2]));
+        assert!(alts(&big, 4096, 4096, 7168).is_empty());
+        assert!(alts(&kernels::with_split_k(&few, 2), 16, 7168, 2048).is_empty());
+        let mut pair = few.clone();
+        pair.extra.insert("blockfp8_cluster".into(), 2.into());
+        pair.extra.insert("blockfp8_cluster_splits_k".into(), true.into());
+        assert!(alts(&pair, 16, 7168, 2048).is_empty());
     }
     // Persistent grids: the fewest CTAs that keep the wave count (512 tiles: 4 waves on 128,
     // not 132); no more CTAs than work; an exact multiple stays whole.

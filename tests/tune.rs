@@ -192,7 +192,7 @@ struct FakeTiming {
 
 fn label(path: &GemmPath) -> String {
     match path {
-        GemmPath::Tuned(c) => c.short(),
+        GemmPath::Tuned(c) => tune::candidate_label(c),
         GemmPath::Vendor => "vendor".into(),
         GemmPath::KernelDefault => "default".into(),
     }
@@ -407,12 +407,14 @@ struct LyingBackend {
     pin_split: Option<u64>,
     /// The kernel default above M = 8 is `wide_config()` (like CUDA's 128x192 at large M).
     wide_default: bool,
+    /// K splits besides the rule's, for every config that does not fix its own.
+    split_alts: Vec<u32>,
 }
 
 impl LyingBackend {
     /// The CPU backend unchanged: no vendor path, nothing broken, no extra candidates.
     fn honest() -> Self {
-        LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![], pin_split: None, wide_default: false }
+        LyingBackend { inner: CpuBackend::new(), vendor: false, broken: None, extra: vec![], pin_split: None, wide_default: false, split_alts: vec![] }
     }
 }
 
@@ -491,6 +493,13 @@ impl Backend for LyingBackend {
             c.extra.insert("SPLIT_K".into(), s.into());
         }
         c
+    }
+    fn split_alternatives(&self, cfg: &KernelConfig, _shape: &GemmShape) -> Vec<u32> {
+        if cfg.extra.contains_key("SPLIT_K") {
+            Vec::new()
+        } else {
+            self.split_alts.clone()
+        }
     }
     fn default_config_for(&self, shape: &GemmShape) -> KernelConfig {
         if self.wide_default && shape.m > 8 {
@@ -625,6 +634,58 @@ fn wide_tiles_are_also_tried_in_larger_groups() {
         let table = ConfigTable::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
         let (_, cfg) = table.nearest(2048).unwrap();
         assert_eq!((cfg.block_n, cfg.group_m), (256, tune::WIDE_TILE_GROUP_M), "{name}: {text}");
+    }
+}
+
+/// Where the backend names other K splits than its rule's, each config is also timed at
+/// them, as candidates of their own (`<config>/split<S>`); a winner's SPLIT_K is what the file
+/// says. Files for vLLM, which cannot hold a SPLIT_K, get no such candidates. A split
+/// candidate can be excluded by its own name.
+#[test]
+fn other_k_splits_are_timed_as_candidates_of_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend { split_alts: vec![1, 3], ..LyingBackend::honest() });
+    let shape = GemmShape { m: 16, n: 256, k: 512, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 };
+    let base = CpuBackend::new().candidate_configs();
+    let split_of = |c: &KernelConfig| c.extra.get("SPLIT_K").and_then(|v| v.as_u64());
+    let (keep, _) = tune::candidate_configs(backend.as_ref(), &shape, true, &[]);
+    for c in &base {
+        let splits: BTreeSet<Option<u64>> = keep.iter().filter(|k| k.short() == c.short()).map(split_of).collect();
+        assert_eq!(splits, [None, Some(1), Some(3)].into(), "{}", c.short());
+    }
+    assert_eq!(keep.len(), 3 * base.len());
+    let (vllm, skipped) = tune::candidate_configs(backend.as_ref(), &shape, false, &[]);
+    assert!(vllm.iter().all(|c| split_of(c).is_none()) && vllm.len() == base.len());
+    assert!(skipped.iter().all(|r| !r.config.contains("/split")), "{skipped:?}");
+
+    // The unsplit variant of one config is by far the fastest: it wins with its SPLIT_K.
+    let winner = base[2].clone();
+    let name = format!("{}/split1", winner.short());
+    let shapes = vec![tune::parse_shape("256,512").unwrap()];
+    let t = FakeTiming { forced: [(name.clone(), 1e-9)].into(), ..Default::default() };
+    let dir = tmp.path().join("a");
+    let r = tune::tune_with(std::slice::from_ref(&backend), &opts(shapes.clone(), &dir, &[16]), &t).unwrap();
+    let rec = &r.records[0];
+    assert_eq!((rec.choice, rec.config.short(), split_of(&rec.config)), (Choice::Tuned, winner.short(), Some(1)), "{rec:?}");
+    assert_eq!(rec.candidates, 3 * base.len());
+    let (_, table) = config_files(&dir).into_iter().next().unwrap();
+    let (_, cfg) = ConfigTable::parse(&table).unwrap().nearest(16).map(|(m, c)| (m, c.clone())).unwrap();
+    assert_eq!((cfg.short(), split_of(&cfg)), (winner.short(), Some(1)));
+
+    // Excluded by its own name, it is never timed; its unsplit and split-3 siblings are.
+    let mut o = opts(shapes, &tmp.path().join("b"), &[16]);
+    o.exclude = vec![name.clone()];
+    let t = FakeTiming { forced: [(name.clone(), 1e-9)].into(), ..Default::default() };
+    let r = tune::tune_with(std::slice::from_ref(&backend), &o, &t).unwrap();
+    let timed = t.timed.lock().unwrap();
+    assert!(!timed.contains(&name) && timed.contains(&winner.short()) && timed.contains(&format!("{}/split3", winner.short())));
+    assert_ne!((r.records[0].config.short(), split_of(&r.records[0].config)), (winner.short(), Some(1)));
+    // A split name of a config the build does not compile, or a split out of range, is refused.
+    for bad in ["m7n7k128g8w4/split1".to_string(), format!("{}/split0", winner.short()), format!("{}/splitx", winner.short())] {
+        let mut o = opts(vec![tune::parse_shape("256,512").unwrap()], &tmp.path().join("c"), &[16]);
+        o.exclude = vec![bad.clone()];
+        let e = tune::tune_with(std::slice::from_ref(&backend), &o, &FakeTiming::default()).unwrap_err();
+        assert!(e.to_string().contains(&bad), "{e}");
     }
 }
 

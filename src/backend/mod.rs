@@ -247,6 +247,13 @@ pub trait Backend: Send + Sync {
         let _ = shape;
         cfg.clone()
     }
+    /// K splits besides the one `pinned_config` writes out that the tuner should time for
+    /// `cfg` on `shape`, each as a candidate of its own with that SPLIT_K (a rule's split is
+    /// not always the fastest). None by default.
+    fn split_alternatives(&self, cfg: &KernelConfig, shape: &GemmShape) -> Vec<u32> {
+        let _ = (cfg, shape);
+        Vec::new()
+    }
 
     /// Seconds per pass for each of `opts.repeats` repeats, a pass being `pass(i)` for i in
     /// 0..copies (each enqueueing work on `stream`), after `opts.warmup` passes. This

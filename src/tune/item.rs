@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use crate::backend::{Backend, HostOps, TimingOptions};
-use crate::config::{KernelConfig, PATH_KEY};
+use crate::config::{KernelConfig, PATH_KEY, SPLIT_K_KEY};
 use crate::error::{Error, Result};
 use crate::gemm::{GemmPath, GemmProblem, GemmShape, OutDtype};
 use crate::quant::ScaleLayout;
@@ -66,17 +66,17 @@ pub struct ItemSettings {
 /// A config's BLOCK_SIZE_K must divide the weight's block_k (each K tile then sees one
 /// scale), the file must be able to hold it (`blockfp8_keys` false: files for vLLM, which
 /// rejects blockfp8's own keys such as a cluster size), the backend must accept it for this
-/// shape (registers, LDS/shared memory), and `exclude` must not name it.
+/// shape (registers, LDS/shared memory), and `exclude` must not name it. In files for this
+/// crate, each config is also tried at the backend's other K splits (`split_alternatives`),
+/// each a candidate of its own with its SPLIT_K.
 pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys: bool, exclude: &[String]) -> (Vec<KernelConfig>, Vec<Rejected>) {
     let mut keep: Vec<KernelConfig> = Vec::new();
     let mut skipped = Vec::new();
-    let compiled = backend.candidate_configs();
-    let regrouped: Vec<KernelConfig> = compiled.iter().filter_map(|c| wide_tile_regrouped(c, shape)).collect();
-    for cfg in compiled.into_iter().chain(regrouped) {
+    let mut consider = |cfg: KernelConfig, keep: &mut Vec<KernelConfig>| {
         if keep.contains(&cfg) {
-            continue;
+            return;
         }
-        let reason = if exclude.contains(&cfg.short()) {
+        let reason = if exclude.contains(&cfg.short()) || exclude.contains(&candidate_label(&cfg)) {
             Some("excluded (--exclude-config)".into())
         } else if cfg.block_k == 0 || shape.block.1 % cfg.block_k as usize != 0 {
             Some(format!("BLOCK_SIZE_K {} does not divide the weight block_k {}", cfg.block_k, shape.block.1))
@@ -91,10 +91,48 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys
         };
         match reason {
             None => keep.push(cfg),
-            Some(reason) => skipped.push(Rejected { config: cfg.short(), reason }),
+            Some(reason) => skipped.push(Rejected { config: candidate_label(&cfg), reason }),
+        }
+    };
+    let compiled = backend.candidate_configs();
+    let regrouped: Vec<KernelConfig> = compiled.iter().filter_map(|c| wide_tile_regrouped(c, shape)).collect();
+    for cfg in compiled.into_iter().chain(regrouped) {
+        consider(cfg, &mut keep);
+    }
+    if blockfp8_keys {
+        let splits: Vec<KernelConfig> = keep
+            .iter()
+            .flat_map(|c| backend.split_alternatives(c, shape).into_iter().map(move |v| with_split(c, v)))
+            .collect();
+        for cfg in splits {
+            consider(cfg, &mut keep);
         }
     }
     (keep, skipped)
+}
+
+/// `cfg` with its K split fixed at `splits`.
+fn with_split(cfg: &KernelConfig, splits: u32) -> KernelConfig {
+    let mut c = cfg.clone();
+    c.extra.insert(SPLIT_K_KEY.into(), splits.into());
+    c
+}
+
+/// A candidate as the tuner names it (logs, stall warnings, rejections, `--exclude-config`):
+/// the config's short name, and `/split<S>` when it fixes its K split.
+pub fn candidate_label(cfg: &KernelConfig) -> String {
+    match cfg.extra.get(SPLIT_K_KEY).and_then(|v| v.as_u64()) {
+        Some(s) => format!("{}/split{s}", cfg.short()),
+        None => cfg.short(),
+    }
+}
+
+/// A path as the tuner names it.
+fn path_label(path: &GemmPath) -> String {
+    match path {
+        GemmPath::Tuned(c) => format!("tuned {}", candidate_label(c)),
+        other => other.label(),
+    }
 }
 
 /// Wide tiles (at least 128 x 192) are also tried with `WIDE_TILE_GROUP_M` rows of tiles per
@@ -209,13 +247,13 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     let (configs, skipped) = candidate_configs(backend, &shape, s.blockfp8_keys, &s.exclude);
     for cfg in &configs {
         let path = GemmPath::Tuned(cfg.clone());
-        activity.begin(worker, format!("{what}: candidate {}", cfg.short()));
+        activity.begin(worker, format!("{what}: candidate {}", candidate_label(cfg)));
         match evaluate(backend, measure, &p, &reference, &path, s) {
             Ok((time, diff)) => contenders.push(Contender { choice: Choice::Tuned, path, time, diff }),
             Err(Failure::Device(e)) => return Err(e),
             Err(Failure::Rejected(reason)) => {
-                log::warn!("{what}: candidate {} rejected: {reason}", cfg.short());
-                rejected.push(Rejected { config: cfg.short(), reason });
+                log::warn!("{what}: candidate {} rejected: {reason}", candidate_label(cfg));
+                rejected.push(Rejected { config: candidate_label(cfg), reason });
             }
         }
     }
@@ -250,12 +288,12 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
     let (mut time, mut default_time) = (contenders[best].time, default_time);
     if best != default_idx {
         let retime = |c: &Contender| -> Result<Option<f64>> {
-            activity.begin(worker, format!("{what}: timing {} again", c.path.label()));
+            activity.begin(worker, format!("{what}: timing {} again", path_label(&c.path)));
             match measure.measure(backend, &p, &c.path, &s.timing) {
                 Ok(samples) => Ok(median(&samples)),
                 Err(e @ Error::Device { .. }) => Err(e),
                 Err(e) => {
-                    log::warn!("{what}: confirming {} failed: {e}", c.path.label());
+                    log::warn!("{what}: confirming {} failed: {e}", path_label(&c.path));
                     Ok(None)
                 }
             }
@@ -266,7 +304,7 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
             // A default the file cannot name stays out: the winner is the fastest it can.
             (Some(w), d) if !eligible(&contenders[default_idx]) => (time, default_time) = (w, d.unwrap_or(default_time)),
             (w, d) => {
-                log::info!("{what}: {} did not beat the default path again ({w:?} s vs {d:?} s); keeping the default", contenders[best].path.label());
+                log::info!("{what}: {} did not beat the default path again ({w:?} s vs {d:?} s); keeping the default", path_label(&contenders[best].path));
                 best = default_idx;
                 default_time = d.unwrap_or(default_time);
                 time = default_time;

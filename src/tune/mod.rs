@@ -47,7 +47,7 @@ mod shapes;
 mod verify;
 mod watchdog;
 
-pub use item::{candidate_configs, median, tune_item, BackendTiming, ItemSettings, Measure, WIDE_TILE_GROUP_M};
+pub use item::{candidate_configs, candidate_label, median, tune_item, BackendTiming, ItemSettings, Measure, WIDE_TILE_GROUP_M};
 pub use journal::{check_record, read_journal, Choice, Journal, RecordKey, Rejected, TuneRecord, JOURNAL_PREFIX};
 pub use output::{existing_entries, file_name_of, merge, read_table, table_json, write_atomic, write_files, MergeReport, OnConflict};
 pub use plan::{full_work_list, normalize_batch_sizes, shard_work_list, Shard, WorkItem, DEFAULT_BATCH_SIZES};
@@ -384,8 +384,8 @@ pub fn tune_with(backends: &[Arc<dyn Backend>], opts: &TuneOptions, measure: &dy
 }
 
 /// Every excluded name must be a config the tuner could run on `backend` (a compiled tile, or
-/// a wide one regrouped by `WIDE_TILE_GROUP_M` rows), so that a misspelt name does not leave
-/// a hung config in the run.
+/// a wide one regrouped by `WIDE_TILE_GROUP_M` rows, either at a fixed K split: `/split<S>`), so
+/// that a misspelt name does not leave a hung config in the run.
 fn check_excluded(backend: &dyn Backend, exclude: &[String]) -> Result<()> {
     if exclude.is_empty() {
         return Ok(());
@@ -393,7 +393,12 @@ fn check_excluded(backend: &dyn Backend, exclude: &[String]) -> Result<()> {
     let compiled = backend.candidate_configs();
     let mut known: HashSet<String> = compiled.iter().map(|c| c.short()).collect();
     known.extend(compiled.iter().filter_map(item::regrouped_wide_tile).map(|c| c.short()));
-    match exclude.iter().find(|name| !known.contains(name.as_str())) {
+    // A candidate at one of the backend's other K splits is named `<config>/split<S>`.
+    let is_known = |name: &str| match name.split_once("/split") {
+        Some((base, s)) => known.contains(base) && s.parse::<u32>().is_ok_and(|s| (1..=1024).contains(&s)),
+        None => known.contains(name),
+    };
+    match exclude.iter().find(|name| !is_known(name.as_str())) {
         None => Ok(()),
         Some(name) => Err(Error::invalid(
             "tune",

@@ -200,6 +200,27 @@ impl SplitRule {
     }
 }
 
+/// Other K splits the tuner times for `cfg` on `shape` besides the rule's (none when the
+/// config pins its split, splits K inside a cluster, or the rule does not split): unsplit, and
+/// half the rule's count. The rule's split for swapped tiles keeps every SM streaming, which
+/// short K does not repay: H200, 2026-12-04, M = 16 N = 7168 K = 2048 on 16x64 s8 ran 6.25 us
+/// unsplit against 7.2-7.4 in the rule's 2 splits.
+pub fn split_alternatives(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> Vec<u32> {
+    let rule = SplitRule::new(cfg);
+    if rule.pinned.is_some() || rule.cluster_splits_k {
+        return Vec::new();
+    }
+    let r = rule.splits(shape, sms);
+    let mut out = Vec::new();
+    if r > 1 {
+        out.push(1);
+        if r / 2 >= 2 {
+            out.push(r / 2);
+        }
+    }
+    out
+}
+
 /// Which compiled body serves `cfg` ("tma", "tma_swap" or "mma"), from the build's index.
 pub fn body(cfg: &KernelConfig) -> Option<&'static str> {
     find_gemm(cfg, OutDtype::Bf16).ok().map(|g| g.body)

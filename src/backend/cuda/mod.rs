@@ -363,4 +363,7 @@ impl Backend for CudaBackend {
     fn pinned_config(&self, cfg: &KernelConfig, shape: &GemmShape) -> KernelConfig {
         kernels::with_split_k(cfg, kernels::split_k(cfg, shape, self.device.compute_units))
     }
+    fn split_alternatives(&self, cfg: &KernelConfig, shape: &GemmShape) -> Vec<u32> {
+        kernels::split_alternatives(cfg, shape, self.device.compute_units)
+    }
 }
