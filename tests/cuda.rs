@@ -153,9 +153,10 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
         // Swapped tiles stream weights: 112 tiles split in 2, so that every SM streams.
         let few = kernels::heuristic_config(&shape(8, 7168, 18432), 132);
         assert_eq!((kernels::body(&few), kernels::split_k(&few, &shape(8, 7168, 18432), 132)), (Some("tma_swap"), 2));
-        // The tuner also times a config unsplit and at half the rule's splits (the rule's 2
-        // for 16x64 at 16x7168x2048 ran 1.15x slower than unsplit on the H200); not where the
-        // rule keeps it whole, the config pins its split, or a K-split pair splits on chip.
+        // The tuner also times a config unsplit and at half the rule's splits (at 16x7168x2048
+        // the fastest tile in the rule's 2 splits ran 1.15x slower than 16x64 s8 unsplit on the
+        // H200); not where the rule keeps it whole, the config pins its split, or a K-split
+        // pair splits on chip.
         let alts = |c: &KernelConfig, m, n, k| kernels::split_alternatives(c, &shape(m, n, k), 132);
         assert_eq!((kernels::split_k(&few, &shape(16, 7168, 2048), 132), alts(&few, 16, 7168, 2048)), (2, vec![1]));
         assert_eq!((rule(256, 512, 4096), alts(&kernels::heuristic_config(&shape(256, 512, 4096), 132), 256, 512, 4096)), (4, vec![1, 2]));

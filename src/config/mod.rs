@@ -139,6 +139,13 @@ impl KernelConfig {
         })
     }
 
+    /// The config with its K split fixed at `splits` (`SPLIT_K_KEY`).
+    pub fn with_split_k(&self, splits: u32) -> KernelConfig {
+        let mut c = self.clone();
+        c.extra.insert(SPLIT_K_KEY.into(), splits.into());
+        c
+    }
+
     /// Compact label, e.g. `m64n128k128g32w4s2`, plus `i16` for the MFMA shape and `c2` for
     /// a cluster of two.
     pub fn short(&self) -> String {

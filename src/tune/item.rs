@@ -102,20 +102,13 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys
     if blockfp8_keys {
         let splits: Vec<KernelConfig> = keep
             .iter()
-            .flat_map(|c| backend.split_alternatives(c, shape).into_iter().map(move |v| with_split(c, v)))
+            .flat_map(|c| backend.split_alternatives(c, shape).into_iter().map(move |v| c.with_split_k(v)))
             .collect();
         for cfg in splits {
             consider(cfg, &mut keep);
         }
     }
     (keep, skipped)
-}
-
-/// `cfg` with its K split fixed at `splits`.
-fn with_split(cfg: &KernelConfig, splits: u32) -> KernelConfig {
-    let mut c = cfg.clone();
-    c.extra.insert(SPLIT_K_KEY.into(), splits.into());
-    c
 }
 
 /// A candidate as the tuner names it (logs, stall warnings, rejections, `--exclude-config`):

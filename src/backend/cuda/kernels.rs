@@ -203,8 +203,8 @@ impl SplitRule {
 /// Other K splits the tuner times for `cfg` on `shape` besides the rule's (none when the
 /// config pins its split, splits K inside a cluster, or the rule does not split): unsplit, and
 /// half the rule's count. The rule's split for swapped tiles keeps every SM streaming, which
-/// short K does not repay: H200, 2026-12-04, M = 16 N = 7168 K = 2048 on 16x64 s8 ran 6.25 us
-/// unsplit against 7.2-7.4 in the rule's 2 splits.
+/// short K does not always repay: H200, 2026-12-04, M = 16 N = 7168 K = 2048, 16x64 s8 unsplit
+/// ran 6.25 us, the fastest tile in the rule's 2 splits (16x64 s4) 7.2-7.4.
 pub fn split_alternatives(cfg: &KernelConfig, shape: &GemmShape, sms: u32) -> Vec<u32> {
     let rule = SplitRule::new(cfg);
     if rule.pinned.is_some() || rule.cluster_splits_k {
@@ -240,9 +240,7 @@ pub fn unaligned_k_config() -> KernelConfig {
 
 /// The config with a fixed split count.
 pub fn with_split_k(cfg: &KernelConfig, splits: u32) -> KernelConfig {
-    let mut c = cfg.clone();
-    c.extra.insert(SPLIT_K_KEY.into(), splits.into());
-    c
+    cfg.with_split_k(splits)
 }
 
 /// The cubin for `module` built for compute capability `cc`: `sm_XYa` first, then `sm_XY`.
