@@ -109,8 +109,8 @@ pub struct TuneArgs {
     #[arg(long, default_value_t = 60.0, value_parser = parse_seconds, value_name = "SECONDS")]
     stall_warning: f64,
     /// Never run these kernel configs (names as the tuner prints them, e.g.
-    /// m128n128k128g8w8s5; comma-separated or repeated): leave out one that hangs and run
-    /// again, resuming from the journal.
+    /// m128n128k128g8w8s5, or m16n64k128g8w4s8/split1 for one K split of it; comma-separated
+    /// or repeated): leave out one that hangs and run again, resuming from the journal.
     #[arg(long, value_delimiter = ',', value_name = "CONFIG")]
     exclude_config: Vec<String>,
 }
