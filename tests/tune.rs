@@ -689,6 +689,57 @@ fn other_k_splits_are_timed_as_candidates_of_their_own() {
     }
 }
 
+/// The entry a plan runs now (`TuneOptions::served`) is timed too, with its own K split, and
+/// stays when it is the fastest; an entry naming the vendor path adds nothing (that path is
+/// timed anyway), and one a config file cannot hold is reported as skipped.
+#[test]
+fn the_entry_a_plan_runs_now_is_timed_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let backend: Arc<dyn Backend> = Arc::new(LyingBackend::honest());
+    let served_dir = tmp.path().join("served");
+    std::fs::create_dir_all(&served_dir).unwrap();
+    let file = blockfp8::config::dense_file_name(256, 512, &backend.device().name, "fp8_w8a8", (128, 128));
+    let write = |m: usize, cfg: &KernelConfig| std::fs::write(served_dir.join(&file), tune::table_json(&[(m, cfg.clone())].into())).unwrap();
+    // A CPU tile at a K split no candidate has: the run can only get it from the served file.
+    let base = CpuBackend::new().candidate_configs();
+    let served = base[1].with_split_k(3);
+    let name = tune::candidate_label(&served);
+    write(8, &served);
+    let shapes = vec![tune::parse_shape("256,512").unwrap()];
+    let run = |dir: &str, with_served: bool| {
+        let mut o = opts(shapes.clone(), &tmp.path().join(dir), &[16]);
+        if with_served {
+            o.served = Some(Arc::new(Library::new(vec![served_dir.clone()], false, false)));
+        }
+        let t = FakeTiming { forced: [(name.clone(), 1e-9)].into(), ..Default::default() };
+        let r = tune::tune_with(std::slice::from_ref(&backend), &o, &t).unwrap();
+        let timed = t.timed.lock().unwrap().clone();
+        (r.records[0].clone(), timed)
+    };
+    // Served (the entry nearest M = 16 is the file's M = 8) and the fastest: it is the entry.
+    let (rec, timed) = run("a", true);
+    assert!(timed.contains(&name));
+    assert_eq!((rec.choice, &rec.config, rec.candidates), (Choice::Tuned, &served, base.len() + 1), "{rec:?}");
+    // Not consulted: never timed.
+    let (rec, timed) = run("b", false);
+    assert!(!timed.contains(&name) && rec.config != served && rec.candidates == base.len());
+    // An entry that names the vendor path adds no candidate.
+    let mut vendor = served.clone();
+    vendor.extra.insert(PATH_KEY.into(), "vendor".into());
+    write(16, &vendor);
+    let (rec, timed) = run("c", true);
+    assert!(!timed.contains(&name) && rec.candidates == base.len());
+    // One a vLLM file cannot hold (its K split) is skipped with the reason.
+    write(16, &served);
+    let mut o = opts(shapes.clone(), &tmp.path().join("d"), &[16]);
+    o.served = Some(Arc::new(Library::new(vec![served_dir.clone()], false, false)));
+    o.blockfp8_keys = false;
+    let r = tune::tune_with(std::slice::from_ref(&backend), &o, &FakeTiming::default()).unwrap();
+    let skip = r.records[0].skipped;
+    let (_, skipped) = tune::candidate_configs(backend.as_ref(), &GemmShape { m: 16, n: 256, k: 512, block: (128, 128), format: Fp8Format::E4m3fn, out_dtype: OutDtype::Bf16 }, false, &[]);
+    assert_eq!(skip, skipped.len() + 1);
+}
+
 #[test]
 fn wrong_candidates_are_rejected_and_defaults_kept_when_nothing_is_faster() {
     let tmp = tempfile::tempdir().unwrap();

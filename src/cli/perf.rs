@@ -113,6 +113,10 @@ pub struct TuneArgs {
     /// or repeated): leave out one that hangs and run again, resuming from the journal.
     #[arg(long, value_delimiter = ',', value_name = "CONFIG")]
     exclude_config: Vec<String>,
+    /// Do not also time, at each item's M, the entry a plan runs now ($BLOCKFP8_CONFIG_DIR's
+    /// files, then the shipped ones); timed, it stays unless a candidate runs faster.
+    #[arg(long)]
+    skip_served: bool,
 }
 
 fn parse_seconds(s: &str) -> std::result::Result<f64, String> {
@@ -145,6 +149,9 @@ pub fn tune(a: TuneArgs) -> Result<ExitCode> {
     o.blockfp8_keys = !a.vllm_compatible;
     o.stall_warning = std::time::Duration::from_secs_f64(a.stall_warning);
     o.exclude = a.exclude_config;
+    if !a.skip_served {
+        o.served = Some(std::sync::Arc::new(blockfp8::config::Library::from_env()));
+    }
     let report = tune::tune(&workers, &o)?;
     print!("{}", tune::render_summary(&report.records));
     if workers.len() > 1 {

@@ -1,9 +1,10 @@
 //! Tuning one (shape, M): candidates, correctness check, timing, winner.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::backend::{Backend, HostOps, TimingOptions};
-use crate::config::{KernelConfig, PATH_KEY, SPLIT_K_KEY};
+use crate::config::{KernelConfig, Library, PATH_KEY, PREDICTED_FOR_KEY, SOURCE_KEY, SPLIT_K_KEY};
 use crate::error::{Error, Result};
 use crate::gemm::{GemmPath, GemmProblem, GemmShape, OutDtype};
 use crate::quant::ScaleLayout;
@@ -60,6 +61,8 @@ pub struct ItemSettings {
     /// Kernel configs (short names, as the tuner prints them) never run: a config that hangs
     /// can be left out and the run resumed.
     pub exclude: Vec<String>,
+    /// Where the config a plan runs now comes from (`TuneOptions::served`).
+    pub served: Option<Arc<Library>>,
 }
 
 /// Kernel configs of `backend` that can run `shape`, and the ones filtered out with why.
@@ -76,20 +79,7 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys
         if keep.contains(&cfg) {
             return;
         }
-        let reason = if exclude.contains(&cfg.short()) || exclude.contains(&candidate_label(&cfg)) {
-            Some("excluded (--exclude-config)".into())
-        } else if cfg.block_k == 0 || shape.block.1 % cfg.block_k as usize != 0 {
-            Some(format!("BLOCK_SIZE_K {} does not divide the weight block_k {}", cfg.block_k, shape.block.1))
-        } else if let Err(why) = cfg.validate() {
-            // A kernel the backend can run but a config file cannot name, so the tuner must
-            // not pick it.
-            Some(format!("a config file cannot hold it: {why}"))
-        } else if !blockfp8_keys && cfg.is_blockfp8_only() {
-            Some("blockfp8-only: a blockfp8 key or a BLOCK_SIZE_N vLLM cannot run (--vllm-compatible)".into())
-        } else {
-            backend.supports(shape, &GemmPath::Tuned(cfg.clone())).err()
-        };
-        match reason {
+        match why_not(backend, shape, blockfp8_keys, exclude, &cfg) {
             None => keep.push(cfg),
             Some(reason) => skipped.push(Rejected { config: candidate_label(&cfg), reason }),
         }
@@ -111,6 +101,23 @@ pub fn candidate_configs(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys
     (keep, skipped)
 }
 
+/// Why `cfg` cannot be a candidate for `shape`, if it cannot.
+fn why_not(backend: &dyn Backend, shape: &GemmShape, blockfp8_keys: bool, exclude: &[String], cfg: &KernelConfig) -> Option<String> {
+    if exclude.contains(&cfg.short()) || exclude.contains(&candidate_label(cfg)) {
+        Some("excluded (--exclude-config)".into())
+    } else if cfg.block_k == 0 || shape.block.1 % cfg.block_k as usize != 0 {
+        Some(format!("BLOCK_SIZE_K {} does not divide the weight block_k {}", cfg.block_k, shape.block.1))
+    } else if let Err(why) = cfg.validate() {
+        // A kernel the backend can run but a config file cannot name, so the tuner must not
+        // pick it.
+        Some(format!("a config file cannot hold it: {why}"))
+    } else if !blockfp8_keys && cfg.is_blockfp8_only() {
+        Some("blockfp8-only: a blockfp8 key or a BLOCK_SIZE_N vLLM cannot run (--vllm-compatible)".into())
+    } else {
+        backend.supports(shape, &GemmPath::Tuned(cfg.clone())).err()
+    }
+}
+
 /// A candidate as the tuner names it (logs, stall warnings, rejections, `--exclude-config`):
 /// the config's short name, and `/split<S>` when it fixes its K split.
 pub fn candidate_label(cfg: &KernelConfig) -> String {
@@ -118,6 +125,25 @@ pub fn candidate_label(cfg: &KernelConfig) -> String {
         Some(s) => format!("{}/split{s}", cfg.short()),
         None => cfg.short(),
     }
+}
+
+/// The kernel config a plan reads from `lib` for `shape` now (the entry nearest its M), to be
+/// timed as a candidate: `None` where there is no entry or it names the vendor path (timed
+/// anyway); `Err` with why where this build cannot run it or the file being written cannot
+/// hold it. A prediction's provenance keys are dropped: a measured entry replaces it.
+fn served_config(lib: &Library, backend: &dyn Backend, shape: &GemmShape, blockfp8_keys: bool, exclude: &[String]) -> Option<std::result::Result<KernelConfig, Rejected>> {
+    let table = lib.lookup(&backend.device().config_name(), shape.n, shape.k, super::DTYPE, shape.block)?;
+    let (_, cfg) = table.nearest(shape.m)?;
+    if cfg.extra.contains_key(PATH_KEY) {
+        return None;
+    }
+    let mut cfg = cfg.clone();
+    cfg.extra.remove(SOURCE_KEY);
+    cfg.extra.remove(PREDICTED_FOR_KEY);
+    Some(match why_not(backend, shape, blockfp8_keys, exclude, &cfg) {
+        None => Ok(cfg),
+        Some(reason) => Err(Rejected { config: format!("served {}", candidate_label(&cfg)), reason }),
+    })
 }
 
 /// A path as the tuner names it.
@@ -237,7 +263,17 @@ pub fn tune_item(backend: &dyn Backend, measure: &dyn Measure, item: WorkItem, s
         }
     };
 
-    let (configs, skipped) = candidate_configs(backend, &shape, s.blockfp8_keys, &s.exclude);
+    let (mut configs, mut skipped) = candidate_configs(backend, &shape, s.blockfp8_keys, &s.exclude);
+    if let Some(served) = s.served.as_deref().and_then(|lib| served_config(lib, backend, &shape, s.blockfp8_keys, &s.exclude)) {
+        match served {
+            Ok(cfg) if !configs.contains(&cfg) => {
+                log::info!("{what}: the entry a plan runs now, {}, is timed too", candidate_label(&cfg));
+                configs.push(cfg);
+            }
+            Ok(_) => {}
+            Err(r) => skipped.push(r),
+        }
+    }
     for cfg in &configs {
         let path = GemmPath::Tuned(cfg.clone());
         activity.begin(worker, format!("{what}: candidate {}", candidate_label(cfg)));

@@ -34,7 +34,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, TimingOptions};
-use crate::config::dense_file_name;
+use crate::config::{dense_file_name, Library};
 use crate::error::{Error, Result};
 use crate::gemm::{GemmShape, OutDtype};
 use crate::quant::ScaleLayout;
@@ -107,6 +107,10 @@ pub struct TuneOptions {
     /// Kernel configs never run, by the short name the tuner prints (`m128n128k128g8w8s5`):
     /// checked against the build's candidates before any work.
     pub exclude: Vec<String>,
+    /// The configs a plan reads now (user folders, then the shipped files): the entry it would
+    /// run at each item's M is timed too, with its own K split, so that a re-tune does not
+    /// write an entry slower than the one it replaces. `None`: not consulted.
+    pub served: Option<Arc<Library>>,
 }
 
 /// The default [`TuneOptions::stall_warning`]: one candidate's check and timing take seconds.
@@ -130,6 +134,7 @@ impl TuneOptions {
             blockfp8_keys: true,
             stall_warning: STALL_WARNING,
             exclude: Vec::new(),
+            served: None,
         }
     }
 
@@ -143,6 +148,7 @@ impl TuneOptions {
             seed: self.seed,
             blockfp8_keys: self.blockfp8_keys,
             exclude: self.exclude.clone(),
+            served: self.served.clone(),
         }
     }
 
