@@ -138,7 +138,7 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
     let small = kernels::heuristic_config(&shape(8, 4096, 7168), 132);
     let s = kernels::split_k(&small, &shape(8, 4096, 7168), 132);
     assert!((2..=8).contains(&s) && 56 / s >= 4, "split {s}");
-    assert_eq!(kernels::split_k(&kernels::with_split_k(&big, 64), &shape(8, 4096, 512), 132), 4);
+    assert_eq!(kernels::split_k(&big.with_split_k(64), &shape(8, 4096, 512), 132), 4);
     if kernels::uses_wgmma(&big) {
         // 56 tiles of 128x128, 144 K blocks, 132 SMs: 3 splits (168 items) would start a
         // second wave; 2 make one wave of 72 blocks.
@@ -161,7 +161,7 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
         assert_eq!((kernels::split_k(&few, &shape(16, 7168, 2048), 132), alts(&few, 16, 7168, 2048)), (2, vec![1]));
         assert_eq!((rule(256, 512, 4096), alts(&kernels::heuristic_config(&shape(256, 512, 4096), 132), 256, 512, 4096)), (4, vec![1, 2]));
         assert!(alts(&big, 4096, 4096, 7168).is_empty());
-        assert!(alts(&kernels::with_split_k(&few, 2), 16, 7168, 2048).is_empty());
+        assert!(alts(&few.with_split_k(2), 16, 7168, 2048).is_empty());
         let mut pair = few.clone();
         pair.extra.insert("blockfp8_cluster".into(), 2.into());
         pair.extra.insert("blockfp8_cluster_splits_k".into(), true.into());
@@ -494,7 +494,7 @@ fn every_compiled_config_is_correct() {
     // (two wgmma waves of 128 columns).
     let wide = kernels::heuristic_config(&bf16_shape(4096, 4096, 7168), 132);
     let split_cfgs = [kernels::default_config(), kernels::heuristic_config(&problems[0].shape, 132), kernels::heuristic_config(&problems[2].shape, 132), wide];
-    let splits_of = |c: &KernelConfig| [3u32, 4].map(|s| GemmPath::Tuned(kernels::with_split_k(c, s)));
+    let splits_of = |c: &KernelConfig| [3u32, 4].map(|s| GemmPath::Tuned(c.with_split_k(s)));
     let split_paths: Vec<GemmPath> = split_cfgs.iter().flat_map(splits_of).collect();
     // Clusters (tuning builds; bf16 only there) with split K too.
     let cluster_paths: Vec<GemmPath> = configs.iter().filter(|c| c.cluster() > 1 && !c.cluster_splits_k()).take(2).flat_map(splits_of).collect();
@@ -555,7 +555,7 @@ fn split_k_relaunches_on_one_workspace_match_reference() {
     ];
     for cfg in &cfgs {
         for splits in [2u32, 4] {
-            let path = GemmPath::Tuned(kernels::with_split_k(cfg, splits));
+            let path = GemmPath::Tuned(cfg.with_split_k(splits));
             let what = format!("{} split {splits}", cfg.short());
             let outs = be.gemm_relaunched(&p, &path, 3).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(outs.len(), 3, "{what}");

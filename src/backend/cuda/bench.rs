@@ -188,7 +188,7 @@ pub fn run(be: &CudaBackend, shapes: &[(usize, usize, usize, f64, f64)], sweep: 
         if sweep {
             let quick = TimingOptions { warmup: 1, repeats: 5, ..t.clone() };
             for splits in 1u32..=8 {
-                let cfg = super::kernels::with_split_k(&best.1, splits);
+                let cfg = best.1.with_split_k(splits);
                 let us = median(be.time_gemm(&p, &GemmPath::Tuned(cfg.clone()), &quick)?) * 1e6;
                 if us < best.0 {
                     best = (us, cfg);

@@ -238,11 +238,6 @@ pub fn unaligned_k_config() -> KernelConfig {
     tile_config(64, 128, 8, 2, 8)
 }
 
-/// The config with a fixed split count.
-pub fn with_split_k(cfg: &KernelConfig, splits: u32) -> KernelConfig {
-    cfg.with_split_k(splits)
-}
-
 /// The cubin for `module` built for compute capability `cc`: `sm_XYa` first, then `sm_XY`.
 pub fn cubin(cc: (i32, i32), module: &str) -> Option<&'static [u8]> {
     let plain = format!("sm_{}{}", cc.0, cc.1);

@@ -361,7 +361,7 @@ impl Backend for CudaBackend {
         kernels::heuristic_config(shape, self.device.compute_units)
     }
     fn pinned_config(&self, cfg: &KernelConfig, shape: &GemmShape) -> KernelConfig {
-        kernels::with_split_k(cfg, kernels::split_k(cfg, shape, self.device.compute_units))
+        cfg.with_split_k(kernels::split_k(cfg, shape, self.device.compute_units))
     }
     fn split_alternatives(&self, cfg: &KernelConfig, shape: &GemmShape) -> Vec<u32> {
         kernels::split_alternatives(cfg, shape, self.device.compute_units)
