@@ -96,7 +96,9 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
         assert_eq!(kernels::body(&kernels::heuristic_config(&shape(4096, 4096, 7168), 132)), Some("tma"));
         // M 33-128: a deeper ring when the tiles fit on the SMs at once, else 4 stages (M=128:
         // 128 tiles of 64x64 at N=4096, more than three quarters of the SMs: 11; 64 at N=2048:
-        // 8; 224 at N=7168: 4; M=64: 128 of 32x64 at N=4096: 8); M <= 32: 4.
+        // 8; 224 at N=7168: 4; M=64: 128 of 32x64 at N=4096: 8); M <= 32: 8 where the tiles
+        // in the rule's K splits leave each SM one work item (N=2112: 33 tiles in 4 splits),
+        // else 4 (N=4096: 64 tiles in 3 splits, 192 items).
         let tile = |m, n| {
             let c = kernels::heuristic_config(&shape(m, n, 7168), 132);
             (c.block_m, c.block_n, c.num_stages)
@@ -107,6 +109,9 @@ fn shipped_hopper_configs_are_compiled_and_selection_rules_hold() {
         assert_eq!(tile(64, 4096), (32, 64, Some(8)));
         assert_eq!(tile(64, 18432), (32, 64, Some(4)));
         assert_eq!(tile(32, 4096), (32, 64, Some(4)));
+        assert_eq!(tile(32, 2112), (32, 64, Some(8)));
+        assert_eq!(tile(8, 2112), (16, 64, Some(8)));
+        assert_eq!(tile(8, 4096), (16, 64, Some(4)));
         // Large M: the widest tile that finishes in the fewest whole waves of 132 SMs: N=4096
         // in 128x256 (M=1024: 128 tiles, one wave; 128x192 would take two), N=18432 at M=1024
         // in 128x192 (768 tiles, 6 waves; 128x256 makes 576, 5 waves of wider tiles).

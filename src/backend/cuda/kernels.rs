@@ -314,16 +314,17 @@ pub fn default_config() -> KernelConfig {
 /// The `KernelDefault` path: a fixed tile per M range among the always-compiled tiles.
 /// Up to M = 128 the shapes are bound by streaming B: swapped TMA tiles put the weights on the
 /// wgmma M side and 16 or 32 tokens on its N side, with split-K filling the SMs (`split_k`);
-/// the ranges follow the best tiles of the H200 sweep (BENCHMARKS.md), the ring depth from
-/// M = 33 the tile count (`deeper_ring_if_few_tiles`). Above M = 512 the
+/// the ranges follow the best tiles of the H200 sweep (BENCHMARKS.md), the ring depth up to
+/// M = 32 the work items per SM (`deeper_ring_if_one_item_per_sm`), from M = 33 the tile count
+/// (`deeper_ring_if_few_tiles`). Above M = 512 the
 /// widest 128-row tile that keeps the SMs busy (`large_m_config`).
 pub fn heuristic_config(shape: &GemmShape, sms: u32) -> KernelConfig {
     if shape.k % 16 != 0 {
         return unaligned_k_config();
     }
     match shape.m {
-        0..=16 => first_compiled(&[(16, 64, 4, 4, 8), (16, 64, 4, 6, 1)]),
-        17..=32 => first_compiled(&[(32, 64, 4, 4, 8), (32, 64, 4, 6, 1)]),
+        0..=16 => deeper_ring_if_one_item_per_sm(shape, sms, &[(16, 64, 4, 4, 8), (16, 64, 4, 6, 1)]),
+        17..=32 => deeper_ring_if_one_item_per_sm(shape, sms, &[(32, 64, 4, 4, 8), (32, 64, 4, 6, 1)]),
         33..=64 => deeper_ring_if_few_tiles(shape, sms, &[(32, 64, 4, 4, 8), (32, 64, 4, 6, 1)]),
         // Four 32-token tiles re-read each weight tile; 64x64 reads it twice (H200 sweep of
         // 2026-11-29: M=128 N=18432 K=7168 49.7 vs 70.5 us, N=4096 K=7168 20.5 vs 18.6 us).
@@ -331,6 +332,26 @@ pub fn heuristic_config(shape: &GemmShape, sms: u32) -> KernelConfig {
         129..=512 => first_compiled(&[(64, 64, 4, 4, 8), (64, 128, 8, 4, 8)]),
         _ => large_m_config(shape, sms),
     }
+}
+
+/// The first compiled of `tiles` (swapped 16x64 / 32x64 at M <= 32), in 8 stages instead of 4
+/// when its work items (tiles times the rule's K splits) leave each SM one CTA, whose ring is
+/// then all the bytes that SM has in flight. H200, 2026-12-04, `blockfp8 bench` kernel-default
+/// rows, two rounds, 10 shapes at M = 8 / 24 / 32: N=2112 K=7168 (33 tiles in 4 splits, 132
+/// items) 1.087x / 1.243x / 1.067x. Where items outnumber the SMs 8 stages were mixed (0.968-1.078x:
+/// N=4096 at K = 7168 / 14336, 192 items, 0.97-0.99x; N=8192 K=8192 at M = 24 / 32, 256 items,
+/// 1.07x; at M = 8 0.989x), so those keep 4.
+fn deeper_ring_if_one_item_per_sm(shape: &GemmShape, sms: u32, tiles: &[(u32, u32, u32, u32, u32)]) -> KernelConfig {
+    let base = first_compiled(tiles);
+    if !uses_wgmma(&base) {
+        return base;
+    }
+    let items = tile_groups(base.block_m, base.block_n, 1, shape) * split_k(&base, shape, sms) as usize;
+    if items > sms as usize {
+        return base;
+    }
+    let deep = tile_config(base.block_m, base.block_n, base.num_warps, 8, base.group_m);
+    if find_gemm(&deep, OutDtype::Bf16).is_ok() { deep } else { base }
 }
 
 /// The first compiled of `tiles`, with a deeper ring when its tiles fit on the SMs at once: one
