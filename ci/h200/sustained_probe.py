@@ -1,9 +1,19 @@
-"""Session 36 diagnostic (H200): SM clock and board power while each kernel runs alone, back to
-back for a few seconds (eager launches on 4 rotating input sets), at the large-M race shapes:
+"""Sustained load on the H200 (power-capped): SM clock, board power and time per call while one
+kernel runs alone, back to back for a few seconds (eager launches over 4 rotating input sets):
 the blockfp8 package's GEMM (shipped configs, column-major activation scales) against DeepGEMM
-(built from .peers) on the same inputs. nvidia-smi samples clocks.sm and power.draw every 50 ms;
-each segment reports its per-call time (CUDA events) and the median clock / power of the
-samples inside it (the first 0.5 s dropped). Usage: python3 s36_clock_probe.py OUT_DIR"""
+on the same fp8 values and scales. The race (race.sh) times short graph replays, each behind an
+idle gap, so the GPU runs at a higher clock there than under a prefill server's steady load;
+this probe shows both kernels at the clock the power cap leaves them.
+
+nvidia-smi samples clocks.sm and power.draw every 50 ms; each segment reports its per-call time
+(CUDA events over the whole segment) and the median clock / power of the samples inside it (its
+first 0.5 s dropped). Contenders alternate, two segments each per shape.
+
+Usage (on the H200; DeepGEMM built with .peers/build_deepgemm.sh, the package on PYTHONPATH with
+BLOCKFP8_LIB naming the C ABI library, as ci/h200/python_package.sh installs it):
+  python3 ci/h200/sustained_probe.py --out DIR [--seconds 3] [--mnk M,N,K ...]
+Prints a markdown table; DIR keeps nvidia-smi's samples (smi.csv)."""
+import argparse
 import os
 import subprocess
 import sys
@@ -12,12 +22,19 @@ from datetime import datetime
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blockfp8  # noqa: E402
 import deepgemm_time as dgt  # noqa: E402
+from accuracy import calc_diff  # noqa: E402
 
-out = sys.argv[1]
-SECONDS = 3.0
+ap = argparse.ArgumentParser(description="SM clock, power and time per call under sustained load")
+ap.add_argument("--out", required=True)
+ap.add_argument("--seconds", type=float, default=3.0)
+ap.add_argument("--mnk", action="append", default=[], help="M,N,K (repeatable; default: three large-M race shapes)")
+args = ap.parse_args()
+out, SECONDS = args.out, args.seconds
+SHAPES = [tuple(int(x) for x in s.split(",")) for s in args.mnk] or [(4096, 4096, 7168), (4096, 2112, 7168), (4096, 7168, 16384)]
+os.makedirs(out, exist_ok=True)
 smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu", "--format=csv,noheader,nounits", "-lms", "50"],
                        stdout=open(os.path.join(out, "smi.csv"), "w"))
 time.sleep(1.0)
@@ -33,7 +50,8 @@ def segment(label, fn):
         for _ in range(20):
             fn()
         calls += 20
-        torch.cuda.synchronize() if calls % 200 == 0 else None
+        if calls % 200 == 0:
+            torch.cuda.synchronize()  # (keeps the launch queue short)
     e1.record()
     torch.cuda.synchronize()
     t1 = time.time()
@@ -43,7 +61,7 @@ def segment(label, fn):
 
 
 segs = []
-for (m, n, k) in [(4096, 4096, 7168), (4096, 2112, 7168), (4096, 7168, 16384)]:
+for (m, n, k) in SHAPES:
     sets_dg, sets_bf = [], []
     for i in range(4):
         dg_args, (a, a_s, b, b_s) = dgt.problem(m, n, k, seed=i + 1)
@@ -65,6 +83,13 @@ for (m, n, k) in [(4096, 4096, 7168), (4096, 2112, 7168), (4096, 7168, 16384)]:
         s = segment(f"{m}x{n}x{k} {label}", fn)
         segs.append(s)
         print(f"{s['label']}: {s['us']:.1f} us/call over {s['calls']} calls", flush=True)
+    # Both kernels' results on the first input set agree (each is checked against float64 by
+    # the race; here a wrong launch would show).
+    a, b, a_cm, bs = sets_bf[0]
+    mine = blockfp8.w8a8_block_fp8_matmul(a, b, a_cm, bs, [128, 128], output_dtype=torch.bfloat16)
+    dgt.run(sets_dg[0])
+    torch.cuda.synchronize()
+    print(f"{m}x{n}x{k}: calc_diff(blockfp8, DeepGEMM) = {calc_diff(mine.double(), sets_dg[0][4].double()):.1e}", flush=True)
 time.sleep(0.5)
 smi.terminate()
 rows = []
@@ -76,6 +101,8 @@ for line in open(os.path.join(out, "smi.csv")):
     except (ValueError, IndexError):
         pass
 # nvidia-smi prints local time; the host clock is the same machine's.
+limit = subprocess.run(["nvidia-smi", "--query-gpu=power.limit,clocks.max.sm", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+print(f"\npower limit, max SM clock: {limit}\n")
 print("| segment | us/call | TFLOPS | SM MHz (median) | power W (median) | temp C | samples |")
 print("|--|--:|--:|--:|--:|--:|--:|")
 for s in segs:
