@@ -337,10 +337,11 @@ pub fn heuristic_config(shape: &GemmShape, sms: u32) -> KernelConfig {
 /// The first compiled of `tiles` (swapped 16x64 / 32x64 at M <= 32), in 8 stages instead of 4
 /// when its work items (tiles times the rule's K splits) leave each SM one CTA, whose ring is
 /// then all the bytes that SM has in flight. H200, 2026-12-04, `blockfp8 bench` kernel-default
-/// rows, two rounds, 10 shapes at M = 8 / 24 / 32: N=2112 K=7168 (33 tiles in 4 splits, 132
-/// items) 1.087x / 1.243x / 1.067x. Where items outnumber the SMs 8 stages were mixed (0.968-1.078x:
-/// N=4096 at K = 7168 / 14336, 192 items, 0.97-0.99x; N=8192 K=8192 at M = 24 / 32, 256 items,
-/// 1.07x; at M = 8 0.989x), so those keep 4.
+/// rows, two rounds each (BENCHMARKS.md): with the rule, at M = 1-32, N=2112 K=7168 (33 tiles in
+/// 4 splits) 1.08-1.20x, N = 576 / 512 K=7168 (9 / 8 tiles in 8 splits) 1.01-1.07x, 1024x4096
+/// 1.12-1.23x at M = 24 / 32 and level at M <= 16. Where items outnumber the SMs 8 stages were
+/// mixed (N=4096 at K = 7168 / 14336, 192 items, 0.97-0.99x; N=8192 K=8192, 256 items, 1.07x at
+/// M = 24 / 32 and 0.989x at M = 8), so those keep 4.
 fn deeper_ring_if_one_item_per_sm(shape: &GemmShape, sms: u32, tiles: &[(u32, u32, u32, u32, u32)]) -> KernelConfig {
     let base = first_compiled(tiles);
     if !uses_wgmma(&base) {
