@@ -72,7 +72,9 @@ class PreparedWeight:
 
     def matmul(self, A, As, output_dtype=torch.float16):
         """`w8a8_block_fp8_matmul(A, self.B, As, self.Bs, self.block_size, output_dtype)`."""
-        return torch.ops.blockfp8.w8a8_block_fp8_matmul(A, self.B, As, self.Bs, list(self.block_size), output_dtype)
+        from .torch_ops import w8a8_block_fp8_matmul  # (torch_ops imports this module)
+
+        return w8a8_block_fp8_matmul(A, self.B, As, self.Bs, self.block_size, output_dtype)
 
     def reserve(self, max_m, output_dtype=torch.float16, column_major_scales=False):
         """Resolves the GEMM plan for up to `max_m` rows on the current stream and allocates its

@@ -168,6 +168,42 @@ def test_torch_compile_fullgraph_equals_eager():
     assert torch.equal(eager, compiled)
 
 
+def test_eager_calls_skip_the_dispatcher_but_modes_and_subclasses_still_see_the_ops():
+    # Eager calls on plain tensors run the ops' implementations directly (torch_ops._plain_eager:
+    # the dispatcher's host cost); the results are the op's, bit for bit, weights held as
+    # nn.Parameter included, and a dispatch mode (what FakeTensorMode, make_fx and profilers use)
+    # still sees both ops.
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    x, _, xq, xs, wq, ws = problem(33, 200, 384, seed=5)
+    eager = blockfp8.w8a8_block_fp8_matmul(xq, wq, xs, ws, [128, 128], torch.bfloat16)
+    assert torch.equal(eager, torch.ops.blockfp8.w8a8_block_fp8_matmul.default(xq, wq, xs, ws, [128, 128], torch.bfloat16))
+    param = torch.nn.Parameter(wq, requires_grad=False)
+    assert torch.equal(blockfp8.w8a8_block_fp8_matmul(xq, param, xs, ws, [128, 128], torch.bfloat16), eager)
+    q_op, s_op = torch.ops.blockfp8.per_token_group_quant_fp8.default(x, 128, 1e-10, None, False, False)
+    assert np.array_equal(u8(xq), u8(q_op)) and torch.equal(xs, s_op)
+
+    seen = []
+
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    with Recorder():
+        q2, s2 = blockfp8.per_token_group_quant_fp8(x, 128)
+        y = blockfp8.w8a8_block_fp8_matmul(q2, param, s2, ws, [128, 128], torch.bfloat16)
+    assert "blockfp8.per_token_group_quant_fp8.default" in seen and "blockfp8.w8a8_block_fp8_matmul.default" in seen, seen
+    assert torch.equal(y, eager)
+    # Scales that need autograd go through the op too (no gradient formula: backward is refused
+    # there rather than silently skipped).
+    ws_grad = ws.clone().requires_grad_(True)
+    seen.clear()
+    with Recorder():
+        blockfp8.w8a8_block_fp8_matmul(xq, wq, xs, ws_grad, [128, 128], torch.bfloat16)
+    assert "blockfp8.w8a8_block_fp8_matmul.default" in seen, seen
+
+
 def test_opcheck_of_the_custom_ops():
     _, _, xq, xs, wq, ws = problem(3, 129, 200)
     # test_schema compares fp8 inputs with arithmetic torch lacks for fp8 on the CPU.
