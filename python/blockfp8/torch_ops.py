@@ -1,4 +1,6 @@
 """The torch custom ops (namespace `blockfp8`), with fake implementations for torch.compile.
+The public functions run an op's implementation directly on plain eager tensors, skipping the
+dispatcher's host cost, and the op itself otherwise (`_plain_eager`).
 
 Every op runs on torch's current stream of the inputs' device, allocates its outputs with torch,
 and never waits for the device. Argument checks (shape, dtype, device, layout) run in the fake
