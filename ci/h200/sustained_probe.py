@@ -20,20 +20,33 @@ import sys
 import time
 from datetime import datetime
 
-import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import blockfp8  # noqa: E402
-import deepgemm_time as dgt  # noqa: E402
-from accuracy import calc_diff  # noqa: E402
-
 ap = argparse.ArgumentParser(description="SM clock, power and time per call under sustained load")
 ap.add_argument("--out", required=True)
 ap.add_argument("--seconds", type=float, default=3.0)
 ap.add_argument("--mnk", action="append", default=[], help="M,N,K (repeatable; default: three large-M race shapes)")
 args = ap.parse_args()
 out, SECONDS = args.out, args.seconds
-SHAPES = [tuple(int(x) for x in s.split(",")) for s in args.mnk] or [(4096, 4096, 7168), (4096, 2112, 7168), (4096, 7168, 16384)]
+SHAPES = []
+for text in args.mnk:
+    try:
+        m, n, k = (int(x) for x in text.split(","))
+    except ValueError:
+        ap.error(f"--mnk {text!r}: expected three integers M,N,K")
+    if min(m, n, k) < 1 or k % 128 != 0:
+        ap.error(f"--mnk {text!r}: sizes must be positive and K a multiple of 128 (DeepGEMM's 1D2D kernel)")
+    SHAPES.append((m, n, k))
+SHAPES = SHAPES or [(4096, 4096, 7168), (4096, 2112, 7168), (4096, 7168, 16384)]
+if args.seconds <= 0.5:
+    ap.error("--seconds must exceed 0.5 (each segment's first 0.5 s is dropped)")
+
+# (After the arguments: a bad one fails before torch, DeepGEMM and the GPU are touched.)
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blockfp8  # noqa: E402
+import deepgemm_time as dgt  # noqa: E402
+from accuracy import calc_diff  # noqa: E402
+
 os.makedirs(out, exist_ok=True)
 smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu", "--format=csv,noheader,nounits", "-lms", "50"],
                        stdout=open(os.path.join(out, "smi.csv"), "w"))
