@@ -340,7 +340,7 @@ pub fn heuristic_config(shape: &GemmShape, sms: u32) -> KernelConfig {
 /// rows, two rounds each (BENCHMARKS.md): with the rule, at M = 1-32, N=2112 K=7168 (33 tiles in
 /// 4 splits) 1.08-1.20x, N = 576 / 512 K=7168 (9 / 8 tiles in 8 splits) 1.01-1.07x, 1024x4096
 /// 1.12-1.23x at M = 24 / 32 and level at M <= 16. Where items outnumber the SMs 8 stages were
-/// mixed (N=4096 at K = 7168 / 14336, 192 items, 0.97-0.99x; N=8192 K=8192, 256 items, 1.07x at
+/// mixed (N=4096 at K = 7168 / 14336, 192 items, 0.968-1.012x; N=8192 K=8192, 256 items, 1.07x at
 /// M = 24 / 32 and 0.989x at M = 8), so those keep 4.
 fn deeper_ring_if_one_item_per_sm(shape: &GemmShape, sms: u32, tiles: &[(u32, u32, u32, u32, u32)]) -> KernelConfig {
     let base = first_compiled(tiles);
