@@ -241,8 +241,11 @@ def _plain_eager(*tensors):
     if torch.compiler.is_compiling() or _get_current_dispatch_mode() is not None or torch._C._is_torch_function_mode_enabled():
         return False
     for t in tensors:
-        # (A plain torch.Tensor has neither; subclasses such as nn.Parameter may.)
-        if type(t) is not torch.Tensor and (has_torch_function((t,)) or torch._C._dispatch_keys(t).has(_PYTHON_KEY)):
+        if type(t) is torch.Tensor:
+            continue
+        # (Not a tensor: the op's own argument check says so. Subclasses such as nn.Parameter
+        # pass unless they intercept ops.)
+        if not isinstance(t, torch.Tensor) or has_torch_function((t,)) or torch._C._dispatch_keys(t).has(_PYTHON_KEY):
             return False
     return not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors))
 

@@ -232,6 +232,9 @@ def test_bad_input_raises_clear_errors():
         mm(xq.view(torch.uint8).view(FNUZ), wq, xs, ws, [128, 128])
     with pytest.raises(blockfp8.InvalidArgumentError, match="block_size"):
         mm(xq, wq, xs, ws, [128])
+    # a weight that is not a tensor: torch's own argument error, naming the argument
+    with pytest.raises(RuntimeError, match="for argument 'B'"):
+        mm(xq, u8(wq), xs, ws, [128, 128])
     with pytest.raises(blockfp8.InvalidArgumentError, match="eps"):
         blockfp8.per_token_group_quant_fp8(torch.randn(2, 128), 128, eps=1e-4)
     with pytest.raises(blockfp8.ShapeError, match="2-D"):
