@@ -351,8 +351,7 @@ fn deeper_ring_if_one_item_per_sm(shape: &GemmShape, sms: u32, tiles: &[(u32, u3
     if items > sms as usize {
         return base;
     }
-    let deep = tile_config(base.block_m, base.block_n, base.num_warps, 8, base.group_m);
-    if find_gemm(&deep, OutDtype::Bf16).is_ok() { deep } else { base }
+    with_deeper_ring(base, &[8])
 }
 
 /// The first compiled of `tiles`, with a deeper ring when its tiles fit on the SMs at once: one
@@ -372,6 +371,11 @@ fn deeper_ring_if_few_tiles(shape: &GemmShape, sms: u32, tiles: &[(u32, u32, u32
         return base;
     }
     let depths: &[u32] = if (base.block_m, base.block_n) == (64, 64) && 4 * count > 3 * sms as usize { &[11, 8] } else { &[8] };
+    with_deeper_ring(base, depths)
+}
+
+/// `base`'s tile in the first of `depths` stages this build compiles, else `base` itself.
+fn with_deeper_ring(base: KernelConfig, depths: &[u32]) -> KernelConfig {
     depths
         .iter()
         .map(|&s| tile_config(base.block_m, base.block_n, base.num_warps, s, base.group_m))
