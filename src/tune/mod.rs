@@ -34,7 +34,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, TimingOptions};
-use crate::config::{dense_file_name, Library};
+use crate::config::{dense_file_name, KernelConfig, Library};
 use crate::error::{Error, Result};
 use crate::gemm::{GemmShape, OutDtype};
 use crate::quant::ScaleLayout;
@@ -397,12 +397,13 @@ fn check_excluded(backend: &dyn Backend, exclude: &[String]) -> Result<()> {
         return Ok(());
     }
     let compiled = backend.candidate_configs();
-    let mut known: HashSet<String> = compiled.iter().map(|c| c.short()).collect();
-    known.extend(compiled.iter().filter_map(item::regrouped_wide_tile).map(|c| c.short()));
-    // A candidate at one of the backend's other K splits is named `<config>/split<S>`.
+    let known: HashMap<String, KernelConfig> =
+        compiled.iter().cloned().chain(compiled.iter().filter_map(item::regrouped_wide_tile)).map(|c| (c.short(), c)).collect();
+    // A candidate at one of the backend's other K splits is named `<config>/split<S>`, S a
+    // SPLIT_K a config file can hold.
     let is_known = |name: &str| match name.split_once("/split") {
-        Some((base, s)) => known.contains(base) && s.parse::<u32>().is_ok_and(|s| (1..=1024).contains(&s)),
-        None => known.contains(name),
+        Some((base, s)) => known.get(base).zip(s.parse::<u32>().ok()).is_some_and(|(c, s)| c.with_split_k(s).validate().is_ok()),
+        None => known.contains_key(name),
     };
     match exclude.iter().find(|name| !is_known(name.as_str())) {
         None => Ok(()),
