@@ -1,13 +1,17 @@
 """Timing race inside PyTorch on one GPU: the blockfp8 package's GEMM against vLLM's Triton
 kernel, DeepGEMM and torch's cuBLASLt block-scaled scaled_mm on the 16 anchor shapes, every
-contender timed the same way (one CUDA graph per contender and shape replaying a pass over
-rotating input sets of >= 256 MiB and at least 4, median of 15 replays, per-call time), each result checked
-against a float64 reference after the timings (a time with a wrong result is dropped). Also: the crate's own graph-timed bench of the same shapes
-(`blockfp8 bench --json`, so the binding's cost on the GPU shows as a ratio) and the eager
-host overhead per call at M=1.
+contender timed the same way on the same input tensors (one CUDA graph per contender and shape
+replaying a pass over rotating input sets of >= 256 MiB and at least 4, median of 15 replays,
+per-call time; with --rounds R the replays are split into R rounds that alternate between the
+contenders, the order reversed every other round, so that clock drift falls on all alike), each
+result checked against a float64 reference after the timings (a time with a wrong result is
+dropped). Also: the crate's own graph-timed bench of the same shapes (`blockfp8 bench --json`, so
+the binding's cost on the GPU shows as a ratio) and the eager host overhead per call at M=1.
 
-Usage (ci/h200/python_package.sh runs it):
+Usage (ci/h200/python_package.sh runs it; race.sh runs the paired form against DeepGEMM):
   python3 ci/h200/python_race.py --out DIR [--peers .peers] [--cli .device-bin/blockfp8]
+  python3 ci/h200/python_race.py --out DIR --contenders deepgemm --column-major-scales --rounds 4 \
+      --no-eager --no-crate-bench [--no-check] --mnk M,N,K ...
 DeepGEMM is used when `import deep_gemm` works (build it with .peers/build_deepgemm.sh and put
 it on PYTHONPATH); vLLM's kernel when --peers holds vllm_triton.py (and triton imports).
 """
@@ -24,7 +28,7 @@ import torch
 
 import blockfp8
 from accuracy import block_scaled_reference, calc_diff
-from graph_timing import cuda_graph_us
+from graph_timing import GraphTimer, median
 
 ANCHORS = [
     (8, 4096, 7168), (8, 7168, 18432), (8, 18432, 7168),
@@ -36,27 +40,33 @@ ROTATE_BYTES = 256 << 20  # as the crate's TimingOptions
 WARMUP, REPEATS = 3, 15
 DEV = torch.device("cuda", 0)
 OUT_DTYPE = torch.bfloat16
+COLUMN_MAJOR = False  # --column-major-scales: the activation scales' layout every contender gets
+ROUNDS = 1  # --rounds
+CHECK = True  # --no-check clears it
 
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def host_time_us(pass_fn):
-    """--cpu-smoke only: median host microseconds of `pass_fn()` (no GPU, no graph)."""
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        pass_fn()
-        times.append((time.perf_counter() - t0) * 1e6)
-    return sorted(times)[1]
+class HostTimer:
+    """--cpu-smoke only: host microseconds of `pass_fn()` (no GPU, no graph)."""
+
+    def __init__(self, pass_fn):
+        self.pass_fn = pass_fn
+
+    def times_us(self, repeats):
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            self.pass_fn()
+            times.append((time.perf_counter() - t0) * 1e6)
+        return times
 
 
-def graph_time_us(pass_fn):
-    """Median microseconds of one replay of a graph that runs `pass_fn()` once, over REPEATS replays."""
-    if DEV.type == "cpu":
-        return host_time_us(pass_fn)
-    return cuda_graph_us(pass_fn, DEV, WARMUP, REPEATS)
+def timer(pass_fn):
+    """What times one replay of a graph that runs `pass_fn()` once."""
+    return HostTimer(pass_fn) if DEV.type == "cpu" else GraphTimer(pass_fn, DEV, WARMUP)
 
 
 class Inputs:
@@ -66,7 +76,7 @@ class Inputs:
         g = torch.Generator(device=DEV).manual_seed(seed)
         x = torch.randn(m, k, device=DEV, dtype=torch.bfloat16, generator=g)
         w = torch.randn(n, k, device=DEV, dtype=torch.bfloat16, generator=g) * 0.05
-        self.a, self.a_s = blockfp8.per_token_group_quant_fp8(x, 128)
+        self.a, self.a_s = blockfp8.per_token_group_quant_fp8(x, 128, column_major_scales=COLUMN_MAJOR)
         self.b, self.b_s = blockfp8.quantize_weight(w)
         self.out = torch.empty(m, n, device=DEV, dtype=OUT_DTYPE)
 
@@ -167,7 +177,7 @@ def race_shape(m, n, k, contenders):
     # Timed first, checked after: the float64 reference GEMM run on the GPU just before a
     # timing slowed the timing of the big-weight shapes by 7-9% (H200, 2026-12-01: 64x7168x18432
     # 40.9 us after it, 37.5 without, level with the crate's bench). A wrong result drops its time.
-    results = {}
+    results, timers = {}, {}
     for name, make in contenders.items():
         try:
             calls = [make(s) for s in sets]
@@ -178,17 +188,25 @@ def race_shape(m, n, k, contenders):
                 for c in calls:
                     c()
 
-            row[f"{name}_us"] = graph_time_us(one_pass) / nsets
+            timers[name] = timer(one_pass)
         except Exception as e:  # a contender that cannot run this shape is reported, not fatal
             row[f"{name}_error"] = f"{type(e).__name__}: {e}"[:400]
-    ref = reference(sets[0])
-    for name, got in results.items():
-        row[f"{name}_calc_diff"] = calc_diff(got, ref)
-        if not row[f"{name}_calc_diff"] < 1e-4:
-            row.pop(f"{name}_us", None)
-            row[f"{name}_error"] = "wrong result (calc_diff >= 1e-4): time dropped"
-    del results, ref
-    del sets
+    samples = {name: [] for name in timers}
+    for r in range(ROUNDS):
+        for name in list(timers)[:: 1 if r % 2 == 0 else -1]:
+            samples[name] += timers[name].times_us(math.ceil(REPEATS / ROUNDS))
+    for name, times in samples.items():
+        row[f"{name}_us"] = median(times) / nsets
+    del timers
+    if CHECK:  # (--no-check: a later pass over shapes an earlier one checked, on the same seeds)
+        ref = reference(sets[0])
+        for name, got in results.items():
+            row[f"{name}_calc_diff"] = calc_diff(got, ref)
+            if not row[f"{name}_calc_diff"] < 1e-4:
+                row.pop(f"{name}_us", None)
+                row[f"{name}_error"] = "wrong result (calc_diff >= 1e-4): time dropped"
+        del ref
+    del results, sets
     blockfp8.weight_cache.clear()  # the pinned weights hold their tensors
     if DEV.type == "cuda":
         torch.cuda.empty_cache()
@@ -247,9 +265,20 @@ def main():
     p.add_argument("--cli", default=os.environ.get("BLOCKFP8_CLI", ".device-bin/blockfp8"))
     p.add_argument("--cpu-smoke", action="store_true", help="check this script's plumbing on the CPU: two small shapes, host timing, the package and the crate only")
     p.add_argument("--mnk", action="append", default=[], help="M,N,K instead of the 16 anchor shapes (repeatable)")
-    p.add_argument("--only-package", action="store_true", help="race the package against the crate's bench alone (no peers)")
+    p.add_argument("--contenders", default="vllm_triton,deepgemm,scaled_mm", help="the peers raced beside the package, comma-separated (empty: the package against the crate's bench alone)")
+    p.add_argument("--column-major-scales", action="store_true", help="activation scales column-major, as DeepGEMM takes them (default row-major, vLLM's default)")
+    p.add_argument("--rounds", type=int, default=1, help="alternating rounds the 15 replays per contender are split into")
+    p.add_argument("--no-check", action="store_true", help="no float64 check (a second pass over shapes already checked: the inputs come from the same seeds)")
+    p.add_argument("--no-eager", action="store_true", help="skip the eager host-time probe")
+    p.add_argument("--no-crate-bench", action="store_true", help="skip the crate's own bench")
     a = p.parse_args()
-    global DEV, ANCHORS
+    global DEV, ANCHORS, COLUMN_MAJOR, ROUNDS, CHECK
+    peers = {"vllm_triton": lambda: vllm_contender(a.peers), "deepgemm": deepgemm_contender, "scaled_mm": scaled_mm_contender}
+    chosen = [c for c in a.contenders.split(",") if c]
+    unknown = [c for c in chosen if c not in peers]
+    if unknown or a.rounds < 1:
+        p.error(f"unknown contender(s) {unknown} (known: {', '.join(peers)})" if unknown else "--rounds must be at least 1")
+    COLUMN_MAJOR, ROUNDS, CHECK = a.column_major_scales, a.rounds, not a.no_check
     if a.mnk:
         ANCHORS = [tuple(int(x) for x in s.split(",")) for s in a.mnk]
     if a.cpu_smoke:
@@ -257,7 +286,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     contenders = {"blockfp8": blockfp8_contender()}
     notes = []
-    for name, factory in () if a.cpu_smoke or a.only_package else (("vllm_triton", lambda: vllm_contender(a.peers)), ("deepgemm", deepgemm_contender), ("scaled_mm", scaled_mm_contender)):
+    for name, factory in () if a.cpu_smoke else ((c, peers[c]) for c in chosen):
         try:
             contenders[name] = factory()
         except Exception as e:
@@ -265,7 +294,9 @@ def main():
             log(notes[-1])
     result = {"device": torch.cuda.get_device_name(DEV) if DEV.type == "cuda" else "cpu (smoke run)", "torch": torch.__version__, "blockfp8": blockfp8.native_version(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "notes": notes}
     crate = {}
-    if os.path.exists(a.cli):
+    if a.no_crate_bench:
+        notes.append("the crate's own bench not run (--no-crate-bench)")
+    elif os.path.exists(a.cli):
         try:
             crate, raw = crate_bench(a.cli, ANCHORS)
             json.dump(raw, open(os.path.join(a.out, "crate_bench.json"), "w"), indent=1)
@@ -285,7 +316,8 @@ def main():
         log(json.dumps(row))
         result["rows"] = rows
         json.dump(result, open(os.path.join(a.out, "python_race.json"), "w"), indent=1)
-    result["eager_host_us_per_call_m1_n4096_k7168"] = eager_overhead(contenders, calls=20 if a.cpu_smoke else 2000)
+    if not a.no_eager:
+        result["eager_host_us_per_call_m1_n4096_k7168"] = eager_overhead(contenders, calls=20 if a.cpu_smoke else 2000)
     json.dump(result, open(os.path.join(a.out, "python_race.json"), "w"), indent=1)
     names = list(contenders)
     lines = ["| M | N | K | blockfp8 path | " + " | ".join(f"{c} us" for c in names) + " | crate bench us | package/crate |", "|--:|--:|--:|---|" + "--:|" * (len(names) + 2)]
@@ -295,7 +327,8 @@ def main():
         crate_us = f"{r['crate_bench_us']:.1f}" if "crate_bench_us" in r else "n/a"
         lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['blockfp8_path']} | " + " | ".join(cells) + f" | {crate_us} | {ratio} |")
     lines.append("")
-    lines.append(f"Eager host time per call at M=1, N=4096, K=7168 (us): {result['eager_host_us_per_call_m1_n4096_k7168']}")
+    if not a.no_eager:
+        lines.append(f"Eager host time per call at M=1, N=4096, K=7168 (us): {result['eager_host_us_per_call_m1_n4096_k7168']}")
     lines += [f"- {n}" for n in notes]
     open(os.path.join(a.out, "python_race.md"), "w").write("\n".join(lines) + "\n")
     print("\n".join(lines))
