@@ -22,9 +22,10 @@ class GraphTimer:
         with torch.cuda.graph(self.graph):
             pass_fn()
 
-    def times_us(self, repeats):
-        """`repeats` timed replays (after `warmup` untimed ones), microseconds each."""
-        for _ in range(self.warmup):
+    def times_us(self, repeats, warmup=None):
+        """`repeats` timed replays (after `warmup` untimed ones, default the constructor's),
+        microseconds each."""
+        for _ in range(self.warmup if warmup is None else warmup):
             self.graph.replay()
         torch.cuda.synchronize()
         times = []

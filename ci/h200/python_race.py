@@ -55,7 +55,7 @@ class HostTimer:
     def __init__(self, pass_fn):
         self.pass_fn = pass_fn
 
-    def times_us(self, repeats):
+    def times_us(self, repeats, warmup=None):
         times = []
         for _ in range(repeats):
             t0 = time.perf_counter()
@@ -194,7 +194,8 @@ def race_shape(m, n, k, contenders):
     samples = {name: [] for name in timers}
     for r in range(ROUNDS):
         for name in list(timers)[:: 1 if r % 2 == 0 else -1]:
-            samples[name] += timers[name].times_us(math.ceil(REPEATS / ROUNDS))
+            # (Warmed up once: a later round follows the other contender's replays at once.)
+            samples[name] += timers[name].times_us(math.ceil(REPEATS / ROUNDS), warmup=WARMUP if r == 0 else 1)
     for name, times in samples.items():
         row[f"{name}_us"] = median(times) / nsets
     del timers

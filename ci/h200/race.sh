@@ -9,11 +9,12 @@
 # DG_MODE says how DeepGEMM is raced:
 #   paired (default)  python_race.py: the crate's package (the same shipped configs and kernels as
 #                     the CLI) and DeepGEMM on the same input tensors (quantized Gaussians,
-#                     column-major activation scales) in one process, their replays in 4
-#                     alternating rounds, each pass a fresh process, DG_PASSES passes (default
-#                     2), each contender its fastest: the two kernels timed alike;
+#                     column-major activation scales) in one process, their replays in 8
+#                     alternating rounds, each pass a fresh process, PAIRED_PASSES passes
+#                     (default 4), each contender its fastest: the two kernels timed alike;
 #   alone             deepgemm_time.py: DeepGEMM by itself, each shape in a process of its own
-#                     (DG_ISOLATED=0: all in one), against the bench's time of the tuned path
+#                     (DG_ISOLATED=0: all in one), DG_PASSES passes (default 2) each shape
+#                     keeping its fastest, against the bench's time of the tuned path
 #                     (the bench's random fp8 codes, its paths interleaved in one process): the
 #                     race of record before 2026-12-04 07:00 UTC, kept for comparison;
 #   both              the two.
@@ -64,13 +65,12 @@ fi
 wait $dg_build
 ( export PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-}; for s in $shapes; do python3 "$here/deepgemm_time.py" --warm "$s" & done; wait ) > "$OUT/deepgemm_warm.log" 2>&1
 mode=${DG_MODE:-paired}
-passes=$(seq 1 "${DG_PASSES:-2}")
 alone_json=""
 if [ "$mode" = alone ] || [ "$mode" = both ]; then
     # One DeepGEMM timing run: deepgemm_time.py with the given arguments.
     dg_time() { PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-} timeout "$1" python3 "$here/deepgemm_time.py" "${@:2}" >> "$OUT/deepgemm.log" 2>&1; }
     shape_dir=$(mktemp -d)  # per-shape results (DG_ISOLATED), read by the table, not returned
-    for p in $passes; do
+    for p in $(seq 1 "${DG_PASSES:-2}"); do
         f="$OUT/deepgemm.json"; [ "$p" -gt 1 ] && f="$OUT/deepgemm_$p.json"
         if [ "${DG_ISOLATED:-1}" != 0 ]; then
             # One process per shape: DeepGEMM timed alone ran 4096x24576x1536 in 234 us, three turns
@@ -94,10 +94,10 @@ if [ "$mode" = paired ] || [ "$mode" = both ]; then
     site=$(mktemp -d) && mkdir -p "$site/blockfp8/_lib" && cp python/blockfp8/*.py "$site/blockfp8/" \
         && cp $B/libblockfp8_capi.so "$site/blockfp8/_lib/" \
         && echo '{"source": "prebuilt (copied by race.sh)"}' > "$site/blockfp8/_build_info.json"
-    for p in $passes; do
+    for p in $(seq 1 "${PAIRED_PASSES:-4}"); do
         check=(); [ "$p" -gt 1 ] && check=(--no-check)  # the first pass checks the same seeds' results
         PYTHONPATH=$site:/tmp/dgb/dg:$here:${PYTHONPATH:-} timeout 400 python3 "$here/python_race.py" --out "$OUT/paired_$p" \
-            --contenders deepgemm --column-major-scales --rounds 4 --no-eager --no-crate-bench ${check[@]+"${check[@]}"} "${args[@]}" \
+            --contenders deepgemm --column-major-scales --rounds 8 --no-eager --no-crate-bench ${check[@]+"${check[@]}"} "${args[@]}" \
             > "$OUT/paired_$p.log" 2>&1
         echo "paired race, pass $p rc=$?"
         [ -s "$OUT/paired_$p/python_race.json" ] && paired_json="${paired_json:+$paired_json,}$OUT/paired_$p/python_race.json"
