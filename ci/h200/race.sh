@@ -63,7 +63,8 @@ if [ ${#base[@]} -gt 0 ]; then
     if [ -s "$OUT/crate_base.json" ]; then third=("$OUT/crate_base.json" "$label"); fi
 fi
 wait $dg_build
-( export PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-}; for s in $shapes; do python3 "$here/deepgemm_time.py" --warm "$s" & done; wait ) > "$OUT/deepgemm_warm.log" 2>&1
+# (DG_PRINT_CONFIGS: the log keeps the tile, stages, SM count and multicast DeepGEMM picks per shape.)
+( export PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-} DG_PRINT_CONFIGS=1; for s in $shapes; do python3 "$here/deepgemm_time.py" --warm "$s" & done; wait ) > "$OUT/deepgemm_warm.log" 2>&1
 mode=${DG_MODE:-paired}
 alone_json=""
 if [ "$mode" = alone ] || [ "$mode" = both ]; then
