@@ -281,7 +281,12 @@ def main():
         p.error(f"unknown contender(s) {unknown} (known: {', '.join(peers)})" if unknown else "--rounds must be at least 1")
     COLUMN_MAJOR, ROUNDS, CHECK = a.column_major_scales, a.rounds, not a.no_check
     if a.mnk:
-        ANCHORS = [tuple(int(x) for x in s.split(",")) for s in a.mnk]
+        try:
+            ANCHORS = [tuple(int(x) for x in s.split(",")) for s in a.mnk]
+        except ValueError:
+            ANCHORS = []
+        if not ANCHORS or any(len(t) != 3 or min(t) < 1 for t in ANCHORS):
+            p.error(f"--mnk takes M,N,K of positive integers, got {a.mnk}")
     if a.cpu_smoke:
         DEV, ANCHORS = torch.device("cpu"), [(4, 256, 384), (8, 384, 256)]
     os.makedirs(a.out, exist_ok=True)
