@@ -10,7 +10,7 @@ the binding's cost on the GPU shows as a ratio) and the eager host overhead per 
 
 Usage (ci/h200/python_package.sh runs it; race.sh runs the paired form against DeepGEMM):
   python3 ci/h200/python_race.py --out DIR [--peers .peers] [--cli .device-bin/blockfp8]
-  python3 ci/h200/python_race.py --out DIR --contenders deepgemm --column-major-scales --rounds 4 \
+  python3 ci/h200/python_race.py --out DIR --contenders deepgemm --column-major-scales --rounds 8 \
       --no-eager --no-crate-bench [--no-check] --mnk M,N,K ...
 DeepGEMM is used when `import deep_gemm` works (build it with .peers/build_deepgemm.sh and put
 it on PYTHONPATH); vLLM's kernel when --peers holds vllm_triton.py (and triton imports).

@@ -16,7 +16,7 @@
 #                     (DG_ISOLATED=0: all in one), DG_PASSES passes (default 2) each shape
 #                     keeping its fastest, against the bench's time of the tuned path
 #                     (the bench's random fp8 codes, its paths interleaved in one process): the
-#                     race of record before 2026-12-04 07:00 UTC, kept for comparison;
+#                     method of the races of record up to 2026-12-04 00:38 UTC, kept for comparison;
 #   both              the two.
 # With .device-bin/configs-base (stage.sh with BASE_CONFIGS_REV=REV: an earlier commit's
 # configs) the same bench also runs through those files, and the table gets their times and the
