@@ -18,10 +18,11 @@ def middle(v):
     return v[h] if len(v) % 2 else math.sqrt(v[h - 1] * v[h])
 
 
-def side(out, name):
-    """{(m, n, k): {"ratios": [...], "path": ..., "calc_diff": ..., "error": ...}} over the side's passes."""
+def pass_rows(paths):
+    """{(m, n, k): {"ratios": [...], "path": ..., "calc_diff": ..., "error": ...}} over paired
+    python_race.py results (one file per pass): each pass's DeepGEMM time over blockfp8's."""
     shapes = {}
-    for path in sorted(glob.glob(os.path.join(out, f"{name}[0-9]*", "python_race.json"))):
+    for path in paths:
         for r in json.load(open(path))["rows"]:
             s = shapes.setdefault((r["m"], r["n"], r["k"]), {"ratios": []})
             if "blockfp8_us" in r and "deepgemm_us" in r:
@@ -32,6 +33,11 @@ def side(out, name):
             if "blockfp8_error" in r:
                 s["error"] = r["blockfp8_error"]
     return shapes
+
+
+def side(out, name):
+    """pass_rows of side `name`'s passes in `out` (A1/, A2/, ...)."""
+    return pass_rows(sorted(glob.glob(os.path.join(out, f"{name}[0-9]*", "python_race.json"))))
 
 
 def geo(v):

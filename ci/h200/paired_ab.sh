@@ -19,15 +19,11 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 P=${PEERS:-.peers}
 lib_a=${LIB_A:-.device-bin/libblockfp8_capi.so}; lib_b=${LIB_B:-.device-bin/libblockfp8_capi.so}
-for lib in "$lib_a" "$lib_b"; do [ -f "$lib" ] || { echo "no library at $lib"; exit 2; }; done
+# Each side's package with its own library (a missing library stops here, before DeepGEMM's build).
+site_a=$(bash "$here/package_site.sh" "$lib_a") && site_b=$(bash "$here/package_site.sh" "$lib_b") || exit 2
 args=(); for s in "$@"; do args+=(--mnk "$s"); done
 bash "$P/build_deepgemm.sh" > "$OUT/deepgemm_build.log" 2>&1 || { echo "DeepGEMM build failed (deepgemm_build.log)"; exit 3; }
 ( export PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-}; for s in "$@"; do python3 "$here/deepgemm_time.py" --warm "$s" & done; wait ) > "$OUT/deepgemm_warm.log" 2>&1
-# Each side's package laid out by hand with its own library.
-site() {
-    local d; d=$(mktemp -d) && mkdir -p "$d/blockfp8/_lib" && cp python/blockfp8/*.py "$d/blockfp8/" && cp "$1" "$d/blockfp8/_lib/libblockfp8_capi.so" && echo "$d"
-}
-site_a=$(site "$lib_a") && site_b=$(site "$lib_b") || exit 3
 for p in $(seq 1 "${PASSES:-3}"); do
     for side in A B; do
         if [ $side = A ]; then s=$site_a; cfg=${CFG_A:-}; else s=$site_b; cfg=${CFG_B:-}; fi

@@ -43,9 +43,7 @@ if has_step install; then
     if ! BLOCKFP8_PREBUILT_LIB="$lib" "$py" -m pip install --no-build-isolation --no-deps --no-index --force-reinstall ./python > "$OUT/pip_install.log" 2>&1; then
         # An image without setuptools/pip: lay the package out by hand, as the wheel would.
         echo "pip install failed (see pip_install.log); installing by copy into /tmp/blockfp8_site"
-        rm -rf /tmp/blockfp8_site && mkdir -p /tmp/blockfp8_site/blockfp8/_lib
-        cp python/blockfp8/*.py /tmp/blockfp8_site/blockfp8/ && cp "$lib" /tmp/blockfp8_site/blockfp8/_lib/libblockfp8_capi.so
-        echo '{"source": "prebuilt (copied by python_package.sh)"}' > /tmp/blockfp8_site/blockfp8/_build_info.json
+        bash ci/h200/package_site.sh "$lib" /tmp/blockfp8_site > /dev/null
     fi
 fi
 [ -d /tmp/blockfp8_site ] && export PYTHONPATH=/tmp/blockfp8_site${PYTHONPATH:+:$PYTHONPATH}

@@ -91,10 +91,7 @@ if [ "$mode" = alone ] || [ "$mode" = both ]; then
 fi
 paired_json=""
 if [ "$mode" = paired ] || [ "$mode" = both ]; then
-    # The package laid out by hand (as python_package.sh does without pip), its library the staged one.
-    site=$(mktemp -d) && mkdir -p "$site/blockfp8/_lib" && cp python/blockfp8/*.py "$site/blockfp8/" \
-        && cp $B/libblockfp8_capi.so "$site/blockfp8/_lib/" \
-        && echo '{"source": "prebuilt (copied by race.sh)"}' > "$site/blockfp8/_build_info.json"
+    site=$(bash "$here/package_site.sh" $B/libblockfp8_capi.so)  # (the staged library)
     for p in $(seq 1 "${PAIRED_PASSES:-4}"); do
         check=(); [ "$p" -gt 1 ] && check=(--no-check)  # the first pass checks the same seeds' results
         PYTHONPATH=$site:/tmp/dgb/dg:$here:${PYTHONPATH:-} timeout 400 python3 "$here/python_race.py" --out "$OUT/paired_$p" \

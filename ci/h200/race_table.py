@@ -11,7 +11,8 @@ A shape without a result is marked. Geometric means at the end. With --third F (
 --third-label) two more columns: that path's time and the shipped path's speed over it."""
 import argparse
 import json
-import math
+
+from paired_ab import geo, middle, pass_rows
 
 ap = argparse.ArgumentParser()
 ap.add_argument("crate")
@@ -43,11 +44,7 @@ def fastest(paths, rows_of, keys):
 paired = fastest(args.paired, lambda j: j["rows"], ("blockfp8_us", "deepgemm_us"))
 # Each pass's own ratio too: their median per shape is the check on the fastest-of-passes ratio
 # (large-M times drift by a few percent between passes as the board nears its power cap).
-pass_ratios = {}
-for path in filter(None, args.paired.split(",")):
-    for r in json.load(open(path))["rows"]:
-        if "blockfp8_us" in r and "deepgemm_us" in r:
-            pass_ratios.setdefault((r["m"], r["n"], r["k"]), []).append(r["deepgemm_us"] / r["blockfp8_us"])
+pass_ratios = {key: s["ratios"] for key, s in pass_rows(list(filter(None, args.paired.split(",")))).items()}
 alone = fastest(args.alone, lambda j: j, ("deepgemm_us",))
 third = {(x["m"], x["n"], x["k"]): x for x in json.load(open(args.third))["shapes"]} if args.third else None
 
@@ -65,14 +62,6 @@ def users_path(meas):
     tuned, default, vendor = get(meas, "tuned"), get(meas, "kernel_default"), get(meas, "vendor")
     ours = tuned or vendor or default
     return ours, ("tuned " + tuned["config"]) if tuned else ("cuBLASLt" if vendor else "kernel default")
-
-
-def middle(v):
-    """The median of sorted ratios (the geometric mean of the middle two for an even count)."""
-    if not v:
-        return None
-    h = len(v) // 2
-    return v[h] if len(v) % 2 else math.sqrt(v[h - 1] * v[h])
 
 
 def us(v):
@@ -111,7 +100,7 @@ for s in crate["shapes"]:
         if p.get("blockfp8_path") and {"vendor": "cuBLASLt"}.get(p["blockfp8_path"], p["blockfp8_path"]) != path:
             mismatched.append(f"{m}x{n}x{k}: package {p['blockfp8_path']}, bench {path}")
         per_pass = sorted(pass_ratios.get((m, n, k), []))
-        mid = middle(per_pass)
+        mid = middle(per_pass) if per_pass else None
         r_median += [mid] if mid else []
         cells += [us(b_us), us(d_us) if d_us else p.get("deepgemm_error", "no result")[:40], f"{fl / b_us / 1e6:.0f}" if b_us else "-", f"{fl / d_us / 1e6:.0f}" if d_us else "-", f"{ratio:.3f}x" if ratio else "-"]
         cells += [" ".join(f"{x:.3f}" for x in per_pass) + (f" ({mid:.3f})" if mid else "")]
@@ -131,10 +120,6 @@ for s in crate["shapes"]:
         else:
             cells += ["-", "-"]
     print("| " + " | ".join(cells) + " |")
-
-
-def geo(v):
-    return math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
 
 
 def behind(v):
