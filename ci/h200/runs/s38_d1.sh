@@ -11,9 +11,9 @@ date -u > $W/times.txt
 T=$S/tmaw/cuda-tmaw OUT=$W bash ci/h200/tests.sh > $W/tests.txt 2>&1; echo "tests rc=$? $(date -u)" >> $W/times.txt
 big="1024,4096,7168 1024,18432,7168 2048,4096,7168 4096,4096,7168 4096,7168,16384 4096,24576,1536 4096,2112,7168 4096,7168,2048"
 all="8,4096,7168 8,7168,18432 8,18432,7168 64,4096,7168 64,7168,18432 64,18432,7168 64,24576,1536 64,32768,512 64,7168,16384 128,4096,7168 128,7168,18432 128,18432,7168 $big"
-OUT=$W/ab1 LIB_A=$S/base/libblockfp8_capi.so LIB_B=$S/tmaw/libblockfp8_capi.so PASSES=3 timeout 330 bash ci/h200/paired_ab.sh $all > $W/ab1.txt 2>&1
+OUT=$W/ab1 LIB_A=$S/base/libblockfp8_capi.so LIB_B=$S/tmaw/libblockfp8_capi.so PASSES=3 timeout 300 bash ci/h200/paired_ab.sh $all > $W/ab1.txt 2>&1
 echo "ab1 rc=$? $(date -u)" >> $W/times.txt
-OUT=$W/ab2 LIB_A=$S/base/libblockfp8_capi.so LIB_B=$S/tmaw_ahead/libblockfp8_capi.so PASSES=2 timeout 150 bash ci/h200/paired_ab.sh $big > $W/ab2.txt 2>&1
+OUT=$W/ab2 LIB_A=$S/base/libblockfp8_capi.so LIB_B=$S/tmaw_ahead/libblockfp8_capi.so PASSES=2 timeout 140 bash ci/h200/paired_ab.sh $big > $W/ab2.txt 2>&1
 echo "ab2 rc=$? $(date -u)" >> $W/times.txt
 rm -rf $W/ab*/[AB]*/*.npy 2>/dev/null
 tar czf $R/w.tgz -C $R w
