@@ -696,9 +696,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // block itself, ptxas placed the reads and the products that need them between the
     // block's wgmmas, whose issue then waited for shared memory (H200 ncu of 128x256: 7% of
     // the stall samples on those products). The H200 A/B: 128x256 +0.6-3%, 64x64 +2%;
-    // 128x192 and the swapped tiles lost 3% that way, so they read in the block (the
-    // 144/192-wide tiles before its wgmmas: k_loop below). (Read ahead, 128x192 would now spill:
-    // the correct second-block promotion keeps four products live, 40-84 bytes at 168 registers.)
+    // 128x192 and the swapped tiles lost 3% that way, so they read in the block.
     constexpr bool AHEAD = !T::SWAP && !(T::SB == 2 && T::NWAVES == 1);
     constexpr int NRAW = T::SWAP ? R / 2 : 2 + T::SB;
     // A-scale row r of K block kb sits at [r * as_rs + (kb & as_cmask)] of its stage, or in
@@ -993,17 +991,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 // As above, the last block apart (no staged-C check in the steady loop).
                 // 128x144 keeps its loop block by block: its eight unrolled loops ran 5%
                 // slower at 128x18432x7168.
-                // The block's scales are read once its data has landed and before its wgmmas
-                // are issued (as DeepGEMM reads them): read after the issue, their loads queued
-                // behind the wgmmas' shared-memory reads and the products stalled the consumers
-                // (H200 ncu at 4096x2112x7168: FMUL 8% of their stall samples, DeepGEMM's 1%).
-                // H200, paired with DeepGEMM: +1.1% there (0.978x to 0.988x), level at
-                // 128x18432x7168 and 1024x18432x7168.
                 auto block = [&](auto pos, int i, bool release, auto hook) {
-                    mbar_wait(full0 + 8 * ring_stage<STAGES>(pos), ring_phase<STAGES>(pos));
-                    scales(pos, kb_begin + i, i, raw);
-                    issue(acc, pos, 0, true);
+                    issue(acc, pos, 0, false);
                     hook();
+                    scales(pos, kb_begin + i, i, raw);
                     retire(acc, pos, raw, j0, 0, release);
                 };
                 if constexpr (PEEL) block(g, 0, nkb > 1 || !staged, start_tile);
