@@ -11,7 +11,8 @@
 #   LIB_A, LIB_B   the C ABI libraries of the two sides (default .device-bin/libblockfp8_capi.so)
 #   CFG_A, CFG_B   config folders for BLOCKFP8_CONFIG_DIR (optional: e.g. force_tile.py files)
 #   PASSES         rounds of A then B (default 3)
-# DeepGEMM is built from the carried peers folder (.peers, PEERS to change it).
+# DeepGEMM is built from the carried peers folder (.peers, PEERS to change it) unless /tmp/dgb holds
+# a build already.
 # Usage: LIB_B=.devx/x/libblockfp8_capi.so bash ci/h200/paired_ab.sh M,N,K [M,N,K ...]
 set -u
 : "${OUT:?set OUT to the results folder}"
@@ -22,7 +23,9 @@ lib_a=${LIB_A:-.device-bin/libblockfp8_capi.so}; lib_b=${LIB_B:-.device-bin/libb
 # Each side's package with its own library (a missing library stops here, before DeepGEMM's build).
 site_a=$(bash "$here/package_site.sh" "$lib_a") && site_b=$(bash "$here/package_site.sh" "$lib_b") || exit 2
 args=(); for s in "$@"; do args+=(--mnk "$s"); done
-bash "$P/build_deepgemm.sh" > "$OUT/deepgemm_build.log" 2>&1 || { echo "DeepGEMM build failed (deepgemm_build.log)"; exit 3; }
+# (Built once per machine: a second A/B in the same device call reuses /tmp/dgb.)
+if ls /tmp/dgb/dg/*.so > /dev/null 2>&1; then echo "DeepGEMM already built in /tmp/dgb" > "$OUT/deepgemm_build.log"
+else bash "$P/build_deepgemm.sh" > "$OUT/deepgemm_build.log" 2>&1 || { echo "DeepGEMM build failed (deepgemm_build.log)"; exit 3; }; fi
 ( export PYTHONPATH=/tmp/dgb/dg:${PYTHONPATH:-}; for s in "$@"; do python3 "$here/deepgemm_time.py" --warm "$s" & done; wait ) > "$OUT/deepgemm_warm.log" 2>&1
 for p in $(seq 1 "${PASSES:-3}"); do
     for side in A B; do
