@@ -2,6 +2,7 @@
 # Runs the CUDA tests and the benchmark on the device machine from .device-bin/ (binaries
 # built on the CPU machine). Usage: bash .device-bin/device_run.sh [tests|bench|all]
 set -u
+: "${OUT:?set OUT to the results folder}"; mkdir -p "$OUT"  # (a folder the caller named but did not make)
 B=.device-bin
 what=${1:-all}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee $OUT/gpu.txt

@@ -8,6 +8,7 @@
 # Timing: CUDA graph replay of one pass over rotating input copies >= 256 MiB, CUDA events,
 # median of 15 repeats (bench: 3 interleaved rounds).
 set -u
+: "${OUT:?set OUT to the results folder}"; mkdir -p "$OUT"  # (a folder the caller named but did not make)
 B=.device-bin
 T=${T:-$B/cuda-full}
 date -u > "$OUT/dates.txt"

@@ -5,6 +5,7 @@
 # inputs, allocation count, host overhead, eager vs graph), and `blockfp8 bench` of the anchor
 # shapes through the shipped configs (timed through the same enqueue users run).
 set -u
+: "${OUT:?set OUT to the results folder}"; mkdir -p "$OUT"  # (a folder the caller named but did not make)
 B=.device-bin
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv > "$OUT/gpu.txt"
 date -u >> "$OUT/gpu.txt"

@@ -15,7 +15,7 @@
 # a build already.
 # Usage: LIB_B=.devx/x/libblockfp8_capi.so bash ci/h200/paired_ab.sh M,N,K [M,N,K ...]
 set -u
-: "${OUT:?set OUT to the results folder}"
+: "${OUT:?set OUT to the results folder}"; mkdir -p "$OUT"
 [ $# -gt 0 ] || { echo "usage: [LIB_A=..] [LIB_B=..] [CFG_A=..] [CFG_B=..] [PASSES=3] bash $0 M,N,K ..."; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 P=${PEERS:-.peers}

@@ -5,6 +5,7 @@
 # Usage: [CLI=blockfp8-variant] bash .device-bin/profile.sh M,N,K KERNEL_REGEX TAG [extra bench args]
 # e.g.   bash .device-bin/profile.sh 4096,4096,7168 sm90_gemm_block_fp8_m128n256 large_m
 set -u
+: "${OUT:?set OUT to the results folder}"; mkdir -p "$OUT"  # (a folder the caller named but did not make)
 B=.device-bin
 mnk=${1:?M,N,K}; kern=${2:?kernel name regex}; tag=${3:?tag}; shift 3
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)

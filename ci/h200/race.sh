@@ -27,6 +27,7 @@
 # column-major`) are the crate bench's own arguments: column-major activation scales are the
 # only layout DeepGEMM takes (vLLM's per_token_group_quant_fp8(column_major_scales=True)).
 set -u
+: "${OUT:?set OUT to the results folder}"; mkdir -p "$OUT"  # (a folder the caller named but did not make)
 B=.device-bin
 P=${PEERS:-.peers}
 here=$(cd "$(dirname "$0")" && pwd)

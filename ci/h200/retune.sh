@@ -10,6 +10,7 @@
 #   with TPS="2 4" DEVICES=0). BATCH: the batch sizes (default: vLLM's 18); M >= 256 was last
 #   re-tuned with BATCH=256,512,1024,1536,2048,3072,4096.
 set -u
+: "${OUT:?set OUT to the results folder}"; mkdir -p "$OUT"  # (a folder the caller named but did not make)
 B=.device-bin
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm --format=csv > "$OUT/gpu.txt"; date -u >> "$OUT/gpu.txt"
 batch=()

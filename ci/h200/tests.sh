@@ -4,6 +4,7 @@
 # The anchor benchmark is not a test and is left to bench_of_record.sh.
 # Usage: [T=.device-bin/cuda-full] bash .device-bin/tests.sh   (default T: cuda-default)
 set -u
+: "${OUT:?set OUT to the results folder}"; mkdir -p "$OUT"  # (a folder the caller named but did not make)
 T=${T:-.device-bin/cuda-default}
 log=$OUT/tests_$(basename "$T").log
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv > "$OUT/gpu.txt"
