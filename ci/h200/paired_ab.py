@@ -1,6 +1,8 @@
 """The table of paired_ab.sh: per shape each side's speed over DeepGEMM (the median of its passes'
 ratios, each pass's ratio from one process where the side and DeepGEMM alternated), B's speed
-over A from those, each side's path and B's calc_diff; geometric means at the end.
+over A from those, whether B's passes all lie above or all below A's (else the two sides' passes
+overlap: a difference the passes do not resolve), each side's path and B's calc_diff; geometric
+means and the count of resolved shapes at the end.
 
 Usage: python3 ci/h200/paired_ab.py DIR   (DIR holding A1/, B1/, A2/, ... from python_race.py)
 """
@@ -40,6 +42,13 @@ def side(out, name):
     return pass_rows(sorted(glob.glob(os.path.join(out, f"{name}[0-9]*", "python_race.json"))))
 
 
+def separation(ra, rb):
+    """"higher" when every pass of B reads above every pass of A, "lower" when below, else "overlap"."""
+    if not ra or not rb:
+        return "-"
+    return "higher" if min(rb) > max(ra) else "lower" if max(rb) < min(ra) else "overlap"
+
+
 def geo(v):
     return math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
 
@@ -49,9 +58,9 @@ def main():
     a, b = side(out, "A"), side(out, "B")
     if not a or not b:
         sys.exit(f"{out}: no results for side {'A' if not a else 'B'} (see its logs)")
-    print("| M | N | K | A path | A over DeepGEMM (passes) | B path | B over DeepGEMM (passes) | B over A | B calc_diff |")
-    print("|--:|--:|--:|--|--|--|--|--:|--|")
-    gains = []
+    print("| M | N | K | A path | A over DeepGEMM (passes) | B path | B over DeepGEMM (passes) | B over A | B's passes | B calc_diff |")
+    print("|--:|--:|--:|--|--|--|--|--:|--|--|")
+    gains, seps = [], []
     for key in sorted(a):
         sa, sb = a[key], b.get(key, {"ratios": []})
         ma = middle(sa["ratios"]) if sa["ratios"] else None
@@ -63,10 +72,13 @@ def main():
             return f"{m:.3f} ({' '.join(f'{x:.3f}' for x in s['ratios'])})" if m else s.get("error", "no result")[:60]
 
         cd = sb.get("calc_diff")
+        sep = separation(sa["ratios"], sb["ratios"])
+        seps.append(sep)
         print(f"| {key[0]} | {key[1]} | {key[2]} | {sa.get('path')} | {cell(sa, ma)} | {sb.get('path')} | {cell(sb, mb)} | "
-              f"{f'{gain:.3f}x' if gain else '-'} | {f'{cd:.1e}' if cd is not None else '-'} |")
+              f"{f'{gain:.3f}x' if gain else '-'} | {sep} | {f'{cd:.1e}' if cd is not None else '-'} |")
     print()
     print(f"B over A, the geometric mean over {len(gains)} shapes: {geo(gains):.4f}x")
+    print(f"B's passes all above A's at {seps.count('higher')} shapes, all below at {seps.count('lower')}, overlapping at {seps.count('overlap')}.")
 
 
 if __name__ == "__main__":
