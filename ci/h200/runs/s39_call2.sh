@@ -9,7 +9,7 @@ m=gpc__cycles_elapsed.max,sm__cycles_active.avg,smsp__inst_executed.sum,sm__pipe
 for s in 4096,2112,7168 1024,18432,7168 4096,24576,1536 4096,7168,2048 128,18432,7168; do
   for v in base bst base bst; do
     timeout 120 "$NCU" --metrics $m --csv --kernel-name "regex:sm90_gemm_block_fp8_m128" --launch-count 3 \
-      .devx/s39cli/blockfp8.$v bench --backend cuda --mnk $s --no-check --warmup 1 --repeats 1 --rounds 1 --no-progress --paths tuned \
+      .devx/s39cli/blockfp8.$v bench --backend cuda --mnk $s --no-check --warmup 1 --repeats 1 --rounds 1 --no-progress --scale-layout column-major \
       > "$OUT/ncu_${s//,/x}_$v.$RANDOM.csv" 2> /dev/null
   done
 done
