@@ -45,10 +45,6 @@
 #include "common.cuh"
 #include "wgmma.cuh"
 
-#ifndef BFP8_BS_TILE
-#define BFP8_BS_TILE 1
-#endif
-
 namespace bfp8 {
 
 // A CUtensorMap, passed by value as a __grid_constant__ kernel parameter.
@@ -257,11 +253,6 @@ struct TmaTile {
     static constexpr int OFF_CBUF = (X_END + 1023) / 1024 * 1024;  // (the swizzle's atom)
     static constexpr bool C_TMA = !SWAP && c_buffer_fits(X_END, BM, BN);
     static constexpr int SMEM = C_TMA ? OFF_CBUF + BM * BN * 2 : X_END;
-    // BS_TILE (experiment): the two-consumer tiles' weight scales per tile, two buffers of SB
-    // rows of BS_TILE_KB floats in the padding before the C buffer.
-    static constexpr int OFF_BST = (X_END + 15) / 16 * 16;
-    static constexpr int BS_TILE_KB = (OFF_CBUF - OFF_BST) / (2 * SB * 4) / 4 * 4;
-    static constexpr bool BS_TILE = BFP8_BS_TILE && CONSUMERS == 2 && !SWAP && MC == 1 && !KS && C_TMA && BS_TILE_KB >= 4;
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
     static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || ((WN == 144 || WN == 192) && !SWAP && CONSUMERS == 2), "wgmma N");
     static_assert((BN <= 128 && 128 % BN == 0) || BN == 144 || BN == 192 || (BN == 256 && NWAVES == 2 && CONSUMERS == 2),
@@ -391,11 +382,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     const int in_group = group_m * num_pid_n;
     const int first_item = blockIdx.x / CL, item_step = gridDim.x / CL;
     const int KB = (K + 127) / 128;
-    // BS_TILE: a tile's weight scales by one bulk copy per weight-scale block with its first
-    // stage (aligned rows, unsplit K within the buffer), so that no warp copies scales per stage.
-    const bool bs_tile = T::BS_TILE && as_load != AS_CP_ASYNC && splits == 1 && KB % 4 == 0 && KB <= T::BS_TILE_KB &&
-                         (reinterpret_cast<uintptr_t>(Bs) & 15) == 0;
-    const bool tile_bufs = slab || bs_tile;  // per-tile buffers, two in turn
     const int work = num_pid_m * num_pid_n * splits;
     const bool split = splits > 1;
     // C by TMA store (T::C_TMA, 16-bit C; the launcher passes a map of C when its layout
@@ -456,7 +442,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         for (int s = 0; s < STAGES; ++s) {
             // The producer's expect_tx, and the scale warp's lanes unless the slabs carry
             // every scale.
-            mbar_init(full0 + 8 * s, bs_bulk || bs_tile ? 1 : 1 + 32);
+            mbar_init(full0 + 8 * s, bs_bulk ? 1 : 1 + 32);
             // Each consumer warp of every CTA in the cluster releases the stage: the peer's
             // multicast writes this CTA's stage too.
             mbar_init(empty0 + 8 * s, T::CONSUMERS * 4 * MC);
@@ -511,7 +497,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 int m0, n0, kb_begin, nkb;
                 item(w, m0, n0, kb_begin, nkb);
                 const int buf = tile_n & 1;
-                if (tile_bufs && nkb > 0) {
+                if (slab && nkb > 0) {
                     // The slab is rewritten once its last tile's last stage is released (its
                     // consumers have read every scale of it by then). Within a ring's length
                     // that release has not been waited for by the refills yet; beyond it, it
@@ -535,8 +521,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     const int bs0 = kb_begin & ~3, as0 = as_load == AS_TMA_ROWS ? bs0 : kb_begin;
                     const uint32_t bs_bytes = bs_bulk ? (uint32_t)((kb_begin + nkb + 3) / 4 * 4 - bs0) * 4 : 0;
                     if (lane != 0) continue;  // (lane 0 issues)
-                    const int bst_rows = bs_tile && i == 0 ? min(T::SB, (N + 127) / 128 - n0 / 128) : 0;
-                    mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0) + (uint32_t)(bst_rows * KB * 4));
+                    mbar_arrive_expect_tx(full, stage_bytes + (with_slab ? (uint32_t)slab_kb * BM * 4 + bs_bytes : 0));
                     auto load_slabs = [&] {
                         const uint32_t dst = s_base + T::OFF_SLAB + buf * T::AS_SLAB_BYTES;
                         if (as_load == AS_TMA_ROWS) tma_load_2d(dst, tma_as, full, as0, m0);
@@ -560,8 +545,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     // (After the stage's own loads: issued first, the slabs delayed them,
                     // 0.5-1.5% on the H200.)
                     if (with_slab) load_slabs();
-                    for (int b = 0; b < bst_rows; ++b)
-                        bulk_load_1d(s_base + T::OFF_BST + (buf * T::SB + b) * T::BS_TILE_KB * 4, Bs + (size_t)(n0 / 128 + b) * KB, KB * 4, full);
                     if constexpr (STORE_WARP) *loads_issued = g + 1;
                 }
             }
@@ -628,7 +611,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 nkb = nkb1;
             }
             if (lane == 0) bulk_wait0();  // (the shared memory outlives the stores)
-        } else if (wwarp == 1 && !bs_bulk && !bs_tile) {
+        } else if (wwarp == 1 && !bs_bulk) {
             // Scales: asynchronous 4-byte copies straight into the stage, whose completion
             // arrives on the stage's `full` barrier (cp.async.mbarrier.arrive.noinc, one arrival
             // per lane), so this warp never waits on a load and runs as far ahead as the ring.
@@ -733,8 +716,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             raw[0] = sa[lrow * as_rs];
             raw[1] = sa[(lrow + 8) * as_rs];
 #pragma unroll
-            for (int b = 0; b < T::SB; ++b)
-                raw[2 + b] = bs_tile ? slab_bs[b * T::BS_TILE_KB + kbi] : bs_bulk ? slab_bs[bs_lead + kbi] : sBS[s * T::SB + b];
+            for (int b = 0; b < T::SB; ++b) raw[2 + b] = bs_bulk ? slab_bs[bs_lead + kbi] : sBS[s * T::SB + b];
         } else {
             const float sb = sBS[s * T::SB];
 #pragma unroll
@@ -952,7 +934,6 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // (KS: a part without K blocks still adds its zeros, so that the pair stays in step.)
         const bool no_blocks = nkb == 0;
         if (no_blocks && !KS) continue;
-        if (bs_tile && !no_blocks) slab_bs = reinterpret_cast<const float*>(smem + T::OFF_BST) + (tile_n++ & 1) * T::SB * T::BS_TILE_KB;
         if (slab && !no_blocks) {
             const int buf = tile_n++ & 1;
             slab_as = reinterpret_cast<const float*>(smem + T::OFF_SLAB + buf * T::AS_SLAB_BYTES);
