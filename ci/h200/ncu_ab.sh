@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# On the H200 ($OUT set): an A/B of two CLI builds (or config folders) by cycles at ncu's fixed
+# clock: for each product, ROUNDS rounds of A then B, each `ncu --metrics METRICS` over LAUNCHES
+# GEMM launches of `blockfp8 bench --scale-layout column-major` (one repeat), then ncu_ab.py's
+# table (B's median over A's per metric). It resolves about 0.5% at large M, where a paired race
+# against DeepGEMM (paired_ab.sh) resolves about 1%, but holds the clock, so it does not see
+# what the power cap does.
+#
+# Inputs (environment):
+#   CLI_A, CLI_B   the two CLIs (default .device-bin/blockfp8); a path whose file is missing but
+#                  whose .xz exists is unpacked first (CLIs travel xz-compressed: 13 MB -> 2 MB)
+#   CFG_A, CFG_B   config folders for --config-dir (optional: e.g. force_tile.py files)
+#   ROUNDS (2), LAUNCHES (2), KERNEL (ncu kernel-name regex, default sm90_gemm_block_fp8_m),
+#   METRICS (default gpc__cycles_elapsed.max,sm__cycles_active.avg,smsp__inst_executed.sum)
+# Usage: CLI_B=.devx/x/blockfp8.xz bash ci/h200/ncu_ab.sh M,N,K [M,N,K ...]
+set -u
+: "${OUT:?set OUT to the results folder}"; mkdir -p "$OUT"
+[ $# -gt 0 ] || { echo "usage: [CLI_A=..] [CLI_B=..] [CFG_A=..] [CFG_B=..] [ROUNDS=2] bash $0 M,N,K ..."; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+for s in "$@"; do [[ $s =~ ^[0-9]+,[0-9]+,[0-9]+$ ]] || { echo "$s: expected M,N,K"; exit 2; }; done
+cli() {  # the CLI at $1, unpacked from $1.xz when only that exists
+    local p=${1%.xz}
+    if [ ! -x "$p" ] && [ -f "$p.xz" ]; then xz -d -k "$p.xz" && chmod +x "$p"; fi
+    [ -x "$p" ] || { echo "no CLI at $p (nor $p.xz)" >&2; return 1; }
+    echo "$p"
+}
+cli_a=$(cli "${CLI_A:-.device-bin/blockfp8}") && cli_b=$(cli "${CLI_B:-.device-bin/blockfp8}") || exit 2
+for c in "${CFG_A:-}" "${CFG_B:-}"; do [ -z "$c" ] || [ -d "$c" ] || { echo "no config folder $c"; exit 2; }; done
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+[ -n "$NCU" ] || { echo "no ncu on this machine"; exit 1; }
+metrics=${METRICS:-gpc__cycles_elapsed.max,sm__cycles_active.avg,smsp__inst_executed.sum}
+bench=(bench --backend cuda --no-check --warmup 1 --repeats 1 --rounds 1 --no-progress --scale-layout column-major)
+for s in "$@"; do
+    for r in $(seq 1 "${ROUNDS:-2}"); do
+        for side in A B; do
+            if [ $side = A ]; then c=$cli_a; cfg=${CFG_A:-}; else c=$cli_b; cfg=${CFG_B:-}; fi
+            f="$OUT/ncu_${s//,/x}_$side.$r"
+            timeout 120 "$NCU" --metrics "$metrics" --csv --kernel-name "regex:${KERNEL:-sm90_gemm_block_fp8_m}" \
+                --launch-count "${LAUNCHES:-2}" "$c" "${bench[@]}" --mnk "$s" ${cfg:+--config-dir "$cfg"} > "$f.csv" 2> "$f.err"
+            echo "$s $side round $r rc=$?"
+        done
+    done
+done
+python3 "$here/ncu_ab.py" "$OUT" | tee "$OUT/ncu_ab.md"
