@@ -23,11 +23,8 @@ def read(folder):
     """{shape: {(side, metric): [values]}} and the kernels each side ran."""
     res = defaultdict(lambda: defaultdict(list))
     kernels = defaultdict(set)
-    files = sorted(glob.glob(os.path.join(folder, "ncu_*.csv")), key=lambda f: int(NAME.search(f).group(3)) if NAME.search(f) else 0)
-    for path in files:
-        m = NAME.search(path)
-        if not m:
-            continue
+    named = [(m, path) for path in glob.glob(os.path.join(folder, "ncu_*.csv")) if (m := NAME.search(path))]
+    for m, path in sorted(named, key=lambda mp: int(mp[0].group(3))):  # (round order)
         shape, side = m.group(1), m.group(2)
         text = open(path, errors="replace").read()
         start = text.find('"ID"')  # (ncu prints its own log lines before the table)
@@ -49,6 +46,7 @@ def main():
     res, kernels = read(sys.argv[1])
     if not res:
         sys.exit(f"{sys.argv[1]}: no ncu CSV with metric rows (did ncu run? see ncu_*.err there)")
+    fmt = lambda xs: " ".join(f"{x:.0f}" for x in xs)
     print("| M x N x K | metric | A | B | B / A |")
     print("|--|--|--|--|--:|")
     for shape in sorted(res, key=lambda s: [int(x) for x in s.split("x")]):
@@ -58,7 +56,6 @@ def main():
             if not a or not b:
                 print(f"| {shape} | {metric} | {len(a)} values | {len(b)} values | - |")
                 continue
-            fmt = lambda xs: " ".join(f"{x:.0f}" for x in xs)
             print(f"| {shape} | {metric} | {fmt(a)} | {fmt(b)} | {statistics.median(b) / statistics.median(a):.4f} |")
     for (shape, side), names in sorted(kernels.items()):
         print(f"{shape} {side}: {', '.join(sorted(names))}")
