@@ -24,7 +24,7 @@ shapes="4096,2112,7168 4096,2112,14336 4096,2112,3584 4096,4096,7168"
 for s in $shapes; do
   t=${s//,/x}
   timeout 150 $NCU --metrics "$MET" --csv --kernel-name "regex:sm90_gemm_block_fp8_m" --launch-count 2 \
-    $CLI bench --backend cuda --mnk $s --scale-layout column-major --no-check --warmup 1 --repeats 1 --rounds 1 --no-progress \
+    $CLI bench --backend cuda --mnk $s --scale-layout column-major --config-dir .devx/s40/cfg --no-check --warmup 1 --repeats 1 --rounds 1 --no-progress \
     > $R/ours_$t.csv 2> $R/ours_$t.err
   echo "ours $s rc=$?"
 done
