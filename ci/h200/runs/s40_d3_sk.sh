@@ -4,7 +4,7 @@
 # 2. ncu cycles at its fixed clock: the shipped CLI, the Stream-K CLI with BLOCKFP8_STREAM_K=0
 #    and with it on, at 4096x2112x7168 and 1024x18432x7168 (the 128x192 race shapes) and
 #    4096x4096x7168 (128x256 s4: no Stream-K, a control of the item-loop change);
-# 3. paired against DeepGEMM: shipped library (A) against the Stream-K library (B), 3 passes.
+# 3. paired against DeepGEMM: shipped library (A) against the Stream-K library (B), 2 passes.
 set -u
 : "${OUT:?}"; mkdir -p "$OUT"; R=$OUT/r; mkdir -p $R
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
@@ -14,7 +14,7 @@ bpid=$!
 timeout 300 .devx/s40sk/cuda_tests --include-ignored --skip anchor_benchmark --test-threads 4 > $R/tests.log 2>&1; echo "tests rc=$?" | tee -a $R/tests.log
 grep -E "test result|panicked|FAILED" $R/tests.log | head
 for s in 4096,2112,7168 1024,18432,7168 4096,4096,7168; do
-  for r in 1 2; do
+  for r in 1; do
     for side in base off on; do
       case $side in base) c=.devx/s40/blockfp8; e=1;; off) c=.devx/s40sk/blockfp8; e=0;; on) c=.devx/s40sk/blockfp8; e=1;; esac
       BLOCKFP8_STREAM_K=$e timeout 120 $NCU --metrics gpc__cycles_elapsed.max,sm__cycles_active.avg,sm__cycles_active.max,smsp__inst_executed.sum --csv \
@@ -25,5 +25,5 @@ for s in 4096,2112,7168 1024,18432,7168 4096,4096,7168; do
   done
 done
 wait $bpid; tail -1 $R/dg_build.log
-OUT=$R/pab LIB_A=.devx/s40/libblockfp8_capi.so LIB_B=.devx/s40sk/libblockfp8_capi.so PASSES=3 bash ci/h200/paired_ab.sh 4096,2112,7168 1024,18432,7168 4096,4096,7168 4096,7168,2048 2>&1 | tail -12
+OUT=$R/pab LIB_A=.devx/s40/libblockfp8_capi.so LIB_B=.devx/s40sk/libblockfp8_capi.so PASSES=2 bash ci/h200/paired_ab.sh 4096,2112,7168 1024,18432,7168 4096,4096,7168 2>&1 | tail -12
 tar czf $OUT/r.tgz -C $OUT r && rm -rf $R
