@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 41, device call 9: the 144/192-wide tiles' scale products made by the producer
-# warpgroup's warp 3 (s41_scaled_mbar.patch on e0e50fd: a `scaled` mbarrier per stage instead of call 8's named barriers, which cost 3.5%): GPU tests, then ncu cycles at the fixed
+# warpgroup's warp 3 (s41_scaled_mbar.patch on e0e50fd: a `scaled` mbarrier per stage instead of call 8's named barriers, which cost 3.5%; not with fp32 output): GPU tests, then ncu cycles at the fixed
 # clock, e0e50fd's build (A) against it (B); 4096x4096x7168 (128x256) as the control.
 set -u
 : "${OUT:?}"; mkdir -p "$OUT"; R=/tmp/r; rm -rf $R; mkdir -p $R
