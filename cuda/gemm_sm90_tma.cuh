@@ -1141,12 +1141,10 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     }
     if constexpr (PEEL) if (c_pending) {
         if constexpr (DEFER_C) if (c_tma) {
-            if constexpr (STORE_WARP) {
-                // The CTA's last item's origin, worked out again (kept from the loop, it stayed
-                // live through every K loop and the 128x192 consumers spilled).
-                int kb_begin, nkb;
-                item(first_item + (work - 1 - first_item) / item_step * item_step, c_m0, c_n0, kb_begin, nkb);
-            }
+            // The CTA's last item's origin, worked out again (kept from the loop, it stayed live
+            // through every K loop and the 128x192 consumers spilled; DEFER_C is STORE_WARP).
+            int kb_begin, nkb;
+            item(first_item + (work - 1 - first_item) / item_step * item_step, c_m0, c_n0, kb_begin, nkb);
             store_c_tma(c_m0, c_n0, true);
         }
         if constexpr (DEFER_STAGED) if (!c_tma) store_c_staged(c_m0, c_n0, c_s);
