@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Run on the CPU machine: builds the crate at a commit, with a patch applied or none, in a
+# temporary git worktree (the checkout is left as it is), and stages what an A/B device call
+# carries in .devx/NAME (git-ignored), each file stripped and xz-compressed to fit a carry:
+#   blockfp8.xz              the CLI (default build, `--features cuda`)
+#   libblockfp8_capi.so.xz   the C ABI library (`race.sh` and `paired_ab.sh` read it)
+#   cuda.xz, device_api.xz   the cuda and device_api test binaries (`tests.sh` runs them)
+# A device script unpacks what it needs (`xz -dkf .devx/NAME/blockfp8.xz`).
+# Several variants share one build folder (target/variant unless CARGO_TARGET_DIR is set), so
+# only the first builds the dependencies; each builds its own kernels (about 2 minutes of nvcc).
+# Usage: [REV=HEAD] bash ci/h200/stage_variant.sh NAME [PATCH]
+#   bash ci/h200/stage_variant.sh base
+#   bash ci/h200/stage_variant.sh l20 ci/h200/runs/s44_l20_nextitem.patch
+set -euo pipefail
+name=${1:?usage: [REV=HEAD] bash ci/h200/stage_variant.sh NAME [PATCH]}
+patch=${2:-}
+rev=${REV:-HEAD}
+case $name in */* | .* | "") echo "stage_variant: NAME must be a plain folder name, not '$name'" >&2; exit 2 ;; esac
+[ -z "$patch" ] || [ -f "$patch" ] || { echo "stage_variant: no patch file '$patch'" >&2; exit 2; }
+[ -z "$patch" ] || patch=$(realpath "$patch")
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+git rev-parse --verify -q "$rev^{commit}" > /dev/null || { echo "stage_variant: '$rev' names no commit" >&2; exit 2; }
+export BLOCKFP8_NVCC=${BLOCKFP8_NVCC:-$(bash ci/install-nvcc.sh)}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target/variant}
+
+tree=$(mktemp -d "${TMPDIR:-/tmp}/blockfp8-variant.XXXXXX")
+trap 'git -C "$root" worktree remove --force "$tree" 2> /dev/null || rm -rf "$tree"' EXIT
+git worktree add -q --detach "$tree" "$rev"
+if [ -n "$patch" ]; then
+    # Checked first, so that a patch that does not apply stops here and stages nothing.
+    git -C "$tree" apply --check "$patch"
+    git -C "$tree" apply "$patch"
+fi
+
+cd "$tree"
+echo "stage_variant: $name = $(git rev-parse --short HEAD)${patch:+ + $patch}, building in $CARGO_TARGET_DIR" >&2
+# cargo names each test binary on stderr: "Executable tests/cuda.rs (<path>)".
+built=$(cargo test --release --features cuda --test cuda --test device_api --no-run 2>&1 | tee /dev/stderr)
+test_binary() { printf '%s\n' "$built" | sed -n "s|.*Executable tests/$1.rs (\\(.*\\))|\\1|p" | tail -1; }
+cargo build --release --features cuda --bin blockfp8
+cargo build --release -p blockfp8-capi --features cuda
+
+out=$root/.devx/$name
+rm -rf "$out" && mkdir -p "$out"
+strip -o "$out/blockfp8" "$CARGO_TARGET_DIR/release/blockfp8"
+strip -o "$out/libblockfp8_capi.so" "$CARGO_TARGET_DIR/release/libblockfp8_capi.so"
+strip -o "$out/cuda" "$(test_binary cuda)"
+strip -o "$out/device_api" "$(test_binary device_api)"
+xz -T2 -6 "$out"/*
+printf "%s%s\n" "$(git rev-parse HEAD)" "${patch:+ + $(basename "$patch")}" > "$out/SOURCE"
+ls -l "$out"
