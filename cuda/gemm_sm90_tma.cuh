@@ -735,7 +735,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // for the staged C below).
     // (Overlapping this promotion with more wgmmas measured slower every way tried: a second
     // accumulator (two-consumer tiles, and alternating on one-consumer tiles), column halves,
-    // turn-taking; BENCHMARKS.md, "How we got here".)
+    // turn-taking; cuda/EXPERIMENTS.md.)
     // jb: on the 144/192-wide tiles IntC<J0>, J0 the tile's first 8-column group in its second
     // weight-scale block; elsewhere an int the promotion does not need.
     auto retire = [&](float* acc, auto g, const float* raw, auto jb, int v, bool release) {
@@ -777,7 +777,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // Staged C (16-bit outputs of the two-consumer normal tiles): a warp's 16-row piece, in
     // C_PASSES passes of BN / C_PASSES columns with rows C_PITCH bytes apart (whole groups of
     // 8 chunks, for the swizzle), fits its warpgroup's tile of a ring stage (B for warpgroup
-    // 0, A for warpgroup 1). One-consumer tiles measured no gain from it (BENCHMARKS.md).
+    // 0, A for warpgroup 1). One-consumer tiles measured no gain from it (`git show 7641bc1:BENCHMARKS.md`).
     constexpr int C_PASSES = BN > 128 ? 2 : 1;
     constexpr int C_PITCH = (BN / 8 / C_PASSES + 7) / 8 * 8 * 16;
     constexpr bool STAGE_C = !T::SWAP && T::CONSUMERS == 2 && sizeof(OutT) == 2 && 4 * 16 * C_PITCH <= T::A_BYTES &&

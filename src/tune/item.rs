@@ -158,7 +158,7 @@ fn path_label(path: &GemmPath) -> String {
 /// group where the shape has that many: when the CTAs running at once span 16 rows of tiles
 /// rather than 8, they read fewer distinct rows of A and B (16 x 128 + 9 x 256 against
 /// 8 x 128 + 17 x 256 for 132 SMs at 128x256). On the H200 that ran 1.4-1.5% faster at
-/// N=24576 K=1536 (M = 2048, 4096) and 0.8% slower at 4096x2112x7168 (BENCHMARKS.md), so the
+/// N=24576 K=1536 (M = 2048, 4096) and 0.8% slower at 4096x2112x7168 (cuda/EXPERIMENTS.md), so the
 /// tuner, not a rule, decides.
 pub const WIDE_TILE_GROUP_M: u32 = 16;
 

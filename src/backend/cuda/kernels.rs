@@ -337,7 +337,7 @@ pub fn heuristic_config(shape: &GemmShape, sms: u32) -> KernelConfig {
 /// The first compiled of `tiles` (swapped 16x64 / 32x64 at M <= 32), in 8 stages instead of 4
 /// when its work items (tiles times the rule's K splits) leave each SM one CTA, whose ring is
 /// then all the bytes that SM has in flight. H200, 2026-12-04, `blockfp8 bench` kernel-default
-/// rows, two rounds each (BENCHMARKS.md): with the rule, at M = 1-32, N=2112 K=7168 (33 tiles in
+/// rows, two rounds each (`git show 8a0a278:BENCHMARKS.md`): with the rule, at M = 1-32, N=2112 K=7168 (33 tiles in
 /// 4 splits) 1.08-1.20x, N = 576 / 512 K=7168 (9 / 8 tiles in 8 splits) 1.01-1.07x, 1024x4096
 /// 1.12-1.23x at M = 24 / 32 and level at M <= 16. Where items outnumber the SMs 8 stages were
 /// mixed (N=4096 at K = 7168 / 14336, 192 items, 0.968-1.012x; N=8192 K=8192, 256 items, 1.07x at
