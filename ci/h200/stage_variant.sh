@@ -11,7 +11,8 @@
 # minutes, each one after it about 4.5 (its kernels and the crate).
 # Usage: [REV=HEAD] bash ci/h200/stage_variant.sh NAME [PATCH]
 #   bash ci/h200/stage_variant.sh base
-#   bash ci/h200/stage_variant.sh l20 ci/h200/runs/s44_l20_nextitem.patch
+#   git show 70640cf:ci/h200/runs/s44_l20_nextitem.patch > /tmp/l20.patch
+#   bash ci/h200/stage_variant.sh l20 /tmp/l20.patch
 set -euo pipefail
 name=${1:?usage: [REV=HEAD] bash ci/h200/stage_variant.sh NAME [PATCH]}
 patch=${2:-}
