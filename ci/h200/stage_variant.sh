@@ -8,7 +8,7 @@
 # A device script unpacks what it needs (`xz -dkf .devx/NAME/blockfp8.xz`).
 # Several variants share one build folder (target/variant unless CARGO_TARGET_DIR is set), so
 # only the first builds the dependencies: on the 2-core CPU machine the first takes about 6.5
-# minutes, each one after it about 4.5 (its kernels and the crate).
+# minutes, each one after it 3-4.5 (its kernels and the crate).
 # Usage: [REV=HEAD] bash ci/h200/stage_variant.sh NAME [PATCH]
 #   bash ci/h200/stage_variant.sh base
 #   git show 70640cf:ci/h200/runs/s44_l20_nextitem.patch > /tmp/l20.patch
