@@ -19,11 +19,7 @@ what=${1:-all}
 export BLOCKFP8_NVCC=${BLOCKFP8_NVCC:-$(bash ci/install-nvcc.sh)}
 B=.device-bin
 mkdir -p $B
-# cargo names the test binary on stderr: "Executable tests/cuda.rs (target/release/deps/cuda-<hash>)".
-test_binary() {
-    local t=${2:-cuda}
-    cargo test --release --features "$1" --test "$t" --no-run 2>&1 | tee /dev/stderr | sed -n "s|.*Executable tests/$t.rs (\\(.*\\))|\\1|p" | tail -1
-}
+test_binary() { bash ci/h200/test_binary.sh "$1" "${2:-cuda}"; }
 if [ "$what" = full ] || [ "$what" = all ]; then
     strip -o $B/cuda-full "$(test_binary cuda,tuning-full)"
 fi

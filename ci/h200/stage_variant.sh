@@ -37,9 +37,9 @@ fi
 
 cd "$tree"
 echo "stage_variant: $name = $(git rev-parse --short HEAD)${patch:+ + $patch}, building in $CARGO_TARGET_DIR" >&2
-# cargo names each test binary on stderr: "Executable tests/cuda.rs (<path>)".
-cargo test --release --features cuda --test cuda --test device_api --no-run 2>&1 | tee .test-build.log >&2
-test_binary() { sed -n "s|.*Executable tests/$1.rs (\\(.*\\))|\\1|p" .test-build.log | tail -1; }
+test_binary() { bash "$root/ci/h200/test_binary.sh" cuda "$1"; }
+cuda_tests=$(test_binary cuda)
+device_api_tests=$(test_binary device_api)
 cargo build --release --features cuda --bin blockfp8
 cargo build --release -p blockfp8-capi --features cuda
 
@@ -47,8 +47,8 @@ out=$root/.devx/$name
 rm -rf "$out" && mkdir -p "$out"
 strip -o "$out/blockfp8" "$CARGO_TARGET_DIR/release/blockfp8"
 strip -o "$out/libblockfp8_capi.so" "$CARGO_TARGET_DIR/release/libblockfp8_capi.so"
-strip -o "$out/cuda" "$(test_binary cuda)"
-strip -o "$out/device_api" "$(test_binary device_api)"
+strip -o "$out/cuda" "$cuda_tests"
+strip -o "$out/device_api" "$device_api_tests"
 xz -T2 -6 "$out"/*
 printf "%s%s\n" "$(git rev-parse HEAD)" "${patch:+ + $(basename "$patch")}" > "$out/SOURCE"
 ls -l "$out"
