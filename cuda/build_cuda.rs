@@ -112,9 +112,9 @@ impl Tile {
         let weight_scale_blocks = if self.bn > 128 { 2 } else { 1 };
         let bars = (scales_b + self.stages * 4 * weight_scale_blocks).div_ceil(8) * 8;
         let c_stage = if matches!(body, Body::Tma { swap: true }) { self.warps * self.bm * 24 * 2 } else { 0 };
-        // The producer's count of loaded ring positions (TmaTile::LOADS_BYTES): unclustered
-        // two-consumer normal tiles.
-        let loads = if self.scale_tma(body) && self.cluster == 1 { 8 } else { 0 };
+        // The producer's count of loaded ring positions and the CTA's last tile origin
+        // (TmaTile::LOADS_BYTES): unclustered two-consumer normal tiles.
+        let loads = if self.scale_tma(body) && self.cluster == 1 { 16 } else { 0 };
         (bars + 16 * self.stages + loads).div_ceil(16) * 16 + c_stage
     }
     /// TMA: the end of the one-consumer deep-ring tiles' two per-tile scale slabs after `end`
@@ -477,7 +477,11 @@ pub fn build(out_dir: &Path) {
         launch_abi::AS_TMA_COLS,
         launch_abi::AS_BS_BULK,
         launch_abi::AS_SLAB_SHIFT
-    ) + &format!("static_assert(bfp8::C_BOX_ROWS == {}, \"cuda/launch_abi.rs mirrors bfp8::C_BOX_ROWS\");\n", launch_abi::C_BOX_ROWS);
+    ) + &format!(
+        "static_assert(bfp8::C_BOX_ROWS == {} && bfp8::C_LAST_BOX_ROWS == {}, \"cuda/launch_abi.rs mirrors bfp8::C_BOX_ROWS / C_LAST_BOX_ROWS\");\n",
+        launch_abi::C_BOX_ROWS,
+        launch_abi::C_LAST_BOX_ROWS
+    );
     let mut parts = vec![abi_check; GEMM_PARTS];
     let mut table = String::new();
     for (i, (t, outs)) in instances.iter().enumerate() {

@@ -104,6 +104,11 @@ __device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, i
 }
 // Named barrier `ID` over `COUNT` threads (whole warps).
 template <int ID, int COUNT> __device__ __forceinline__ void named_bar_sync() { asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(COUNT) : "memory"); }
+// The same with the barrier chosen at run time (warp-uniform), and its arrive-only half: the
+// thread's earlier memory accesses are ordered before those of the threads that then pass the
+// barrier, and it goes on without waiting.
+template <int COUNT> __device__ __forceinline__ void named_bar_sync(int id) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(COUNT) : "memory"); }
+template <int COUNT> __device__ __forceinline__ void named_bar_arrive(int id) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(COUNT) : "memory"); }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // Waits until this thread's bulk groups have read their shared-memory sources (so the
 // sources may be rewritten).
@@ -175,8 +180,10 @@ template <int REGS> __device__ __forceinline__ void setmaxnreg_dec() { asm volat
 // SM count, bounds small M.
 // Whether a C buffer of BM x BN 16-bit outputs, 1024-aligned after `end`, still fits the shared
 // memory (with the 1024 bytes of alignment slack the launch adds).
-// Rows of a C store box: a consumer warp's 16 (cuda/launch_abi.rs C_BOX_ROWS).
-constexpr int C_BOX_ROWS = 16;
+// Rows of a C store box: a consumer warp's 16 (cuda/launch_abi.rs C_BOX_ROWS), or for the
+// CTA's last C on the store-warp tiles the tile's 128 (C_LAST_BOX_ROWS), as DeepGEMM stores a
+// tile: 3 TMA stores of 128 x 64 instead of 24 of 16 x 64 on 128x192.
+constexpr int C_BOX_ROWS = 16, C_LAST_BOX_ROWS = 128;
 constexpr bool c_buffer_fits(int end, int bm, int bn) { return (end + 1023) / 1024 * 1024 + bm * bn * 2 + 1024 <= 227 * 1024; }
 
 template <int BM, int BN, int W, int STAGES, int CL = 1, bool KS = false>
@@ -210,8 +217,9 @@ struct TmaTile {
     static constexpr int OFF_BS = OFF_AS + STAGES * AS_BYTES;
     static constexpr int OFF_BAR = (OFF_BS + STAGES * SB * 4 + 7) / 8 * 8;
     // The ring positions the producer has loaded so far (a counter that only grows), for the
-    // store warp of the two-consumer tiles (STORE_WARP in the kernel).
-    static constexpr int OFF_LOADS = OFF_BAR + 2 * STAGES * 8, LOADS_BYTES = CONSUMERS == 2 && !SWAP && MC == 1 ? 8 : 0;
+    // store warp of the two-consumer tiles (STORE_WARP in the kernel), and at +8 the CTA's
+    // last tile origin, which that warp hands to the consumers.
+    static constexpr int OFF_LOADS = OFF_BAR + 2 * STAGES * 8, LOADS_BYTES = CONSUMERS == 2 && !SWAP && MC == 1 ? 16 : 0;
     // Swapped tiles stage their 16-bit C through shared memory, one region per consumer warp:
     // BM token rows of 16 weight columns, pitch C_PITCH elements (48 bytes: 16-byte aligned
     // rows, and the fragment writes of one instruction hit distinct banks).
@@ -352,6 +360,7 @@ template <typename OutT> __device__ __forceinline__ void stmatrix_x4(uint32_t ad
 // runs ahead into the next tile while the consumers store this one.
 template <int BM, int BN, int W, int STAGES, int CL, bool KS, typename OutT>
 __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, const TmaDesc* tma_b, const TmaDesc* tma_as, const TmaDesc* tma_c,
+                                                        const TmaDesc* tma_c_last,
                                                         const float* __restrict__ As, const float* __restrict__ Bs, OutT* __restrict__ C,
                                                         float* __restrict__ ws, int M, int N, int K, int as_stride_m, int as_stride_kb,
                                                         int group_m, int splits, int as_load, int c_by_tma) {
@@ -412,10 +421,25 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // 128x192 shapes).
     constexpr bool STORE_WARP = DEFER_C;
     static_assert(!STORE_WARP || T::LOADS_BYTES > 0, "the store warp paces its stores by the producer's loads");
+    static_assert(!STORE_WARP || BM == C_LAST_BOX_ROWS, "a store-warp tile's last C goes out in boxes of the tile's rows");
     volatile uint32_t* const loads_issued = reinterpret_cast<volatile uint32_t*>(smem + T::OFF_LOADS);
     constexpr uint32_t ALL_LOADED = ~0u;  // (loads_issued once the producer has loaded its last position)
-    constexpr int C_FREE = 2, C_FULL = 3, C_SYNC_THREADS = 128 * T::CONSUMERS + 32;
-    constexpr int C_STAGED = 1;  // (named barrier of the staged C store's two consumer warpgroups, below)
+    // (STORE_WARP) the CTA's last tile's origin (m0, n0), written by the store warp before its
+    // last C_FREE arrival: worked out again by the consumers, that item's divisions stood
+    // between their last C's writes and its TMA stores.
+    volatile int* const last_origin = reinterpret_cast<volatile int*>(smem + T::OFF_LOADS + 8);
+    // One pair of barriers per consumer warpgroup (C_FREE + w, C_FULL + w, each over the
+    // warpgroup and the store warp): the consumers wait only for the store warp, not for the
+    // other warpgroup, and signal C_FULL without waiting, so that their tile change does not
+    // bring the two warpgroups' turns on the tensor cores into step.
+    constexpr int C_FREE = 2, C_FULL = 2 + T::CONSUMERS, C_SYNC_THREADS = 128 + 32;
+    // Staged C (below): warpgroup w arrives on barrier C_STAGED + 2 w + (tile parity) once its
+    // wgmmas are done with a tile's last stage, and waits on the other's before writing its C
+    // into that stage; two barriers a warpgroup, so that a warpgroup a tile ahead (one-block
+    // tiles) never arrives twice on one before the other has waited on it.
+    constexpr int C_STAGED = 2 + 2 * T::CONSUMERS;
+    constexpr int C_LAST_WRITTEN = C_STAGED + 2 * T::CONSUMERS;  // (both consumer warpgroups have written the CTA's last C)
+    static_assert(C_LAST_WRITTEN < 16, "16 named barriers");
     // Work item -> tile origin and K-block range [kb_begin, kb_begin + nkb).
     auto item = [&](int w, int& m0, int& n0, int& kb_begin, int& nkb) {
         const int tiles = num_pid_m * num_pid_n, tile = w % tiles, part = w / tiles;
@@ -573,9 +597,15 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 known = false;
                 if (nkb == 0) continue;  // (as the consumers skip it)
                 g += nkb;
-                named_bar_sync<C_FREE, C_SYNC_THREADS>();
+                if (w + item_step >= work && lane == 0) {
+                    last_origin[0] = m0;
+                    last_origin[1] = n0;
+                }
+#pragma unroll
+                for (int c = 0; c < T::CONSUMERS; ++c) named_bar_arrive<C_SYNC_THREADS>(C_FREE + c);
                 if (w + item_step >= work) break;  // (the CTA's last tile: its consumers store it)
-                named_bar_sync<C_FULL, C_SYNC_THREADS>();
+#pragma unroll
+                for (int c = 0; c < T::CONSUMERS; ++c) named_bar_sync<C_SYNC_THREADS>(C_FULL + c);
                 // The first piece waits until the consumers have released the next tile's first
                 // block (they are in it now): its release lets the producer queue the next
                 // loads ahead of the stores. H200: 1.003x over 7 shapes, 1.006-1.007x at
@@ -785,6 +815,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // (C by TMA) this warp's piece of the C buffer.
     uint8_t* const c_piece = smem + (TMA_C ? T::OFF_CBUF : 0) + (wg * 4 + wwarp) * C_PIECE_BYTES;
     uint32_t g = 0;
+    int staged_tiles = 0;  // (STAGE_C) tiles whose C went out through a ring stage so far
     // The tile's K blocks i in [i0, nkb - 1) (all but its last) at ring positions g + i,
     // through block(pos, i): up to stage 0 one by one, then (when UNROLL) whole turns of the
     // ring unrolled over the stages (RingPos: constant stage addresses), then the rest one by one.
@@ -805,7 +836,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     auto store_c_tma = [&](int m0, int n0, bool own) {
         if constexpr (TMA_C) {
             if constexpr (STORE_WARP) {
-                named_bar_sync<C_FREE, C_SYNC_THREADS>();  // the previous tile's stores have read the buffer
+                named_bar_sync<C_SYNC_THREADS>(C_FREE + wg);  // the previous tile's stores have read the buffer
             } else {
                 if (lane == 0) bulk_wait_read0();  // the previous tile's stores have read the piece
                 __syncwarp();
@@ -816,16 +847,22 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // one store hit distinct banks.
             const int sl = opaque_i32(lane);
             auto swizzle = [](int r) { return T::C_BOX == 64 ? r & 7 : T::C_BOX == 32 ? (r >> 1) & 3 : (r >> 2) & 1; };
+            // A store-warp tile's last C (`own`) goes out in BN / C_BOX boxes of the tile's 128
+            // rows: a warp's 16 rows at row 64 wg + 16 wwarp of each box (rows 16 apart keep
+            // each row's place in the swizzle).
+            const bool last_boxes = STORE_WARP && own;
+            const uint32_t last_rows = s_base + T::OFF_CBUF + wg * 64 * (2 * T::C_BOX);  // (the warpgroup's)
             if constexpr (DEFER_C) {
                 // On the deferred tiles (where it was measured: 0.1-0.9% ahead of 4-byte stores)
                 // by stmatrix (stmatrix_x4: groups j and j + 1).
                 constexpr int CHUNKS = T::C_BOX / 8;
                 const int q = sl / 8, r = sl % 8 + 8 * (q & 1), sw = swizzle(r);
-                const uint32_t row_addr = smem_u32(c_piece) + r * (2 * T::C_BOX);
+                const uint32_t row_addr = (last_boxes ? last_rows + wwarp * C_BOX_ROWS * (2 * T::C_BOX) : smem_u32(c_piece)) + r * (2 * T::C_BOX);
+                const int box_bytes = last_boxes ? C_LAST_BOX_ROWS * T::C_BOX * 2 : C_BOX_BYTES;
 #pragma unroll
                 for (int j = 0; j < RT / 4; j += 2) {
                     const int c = j % CHUNKS + (q >> 1);
-                    stmatrix_x4<OutT>(row_addr + (j / CHUNKS) * C_BOX_BYTES + ((c ^ sw) * 16), total + 4 * j);
+                    stmatrix_x4<OutT>(row_addr + (j / CHUNKS) * box_bytes + ((c ^ sw) * 16), total + 4 * j);
                 }
             } else {
 #pragma unroll
@@ -842,9 +879,20 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             fence_proxy_async_smem();
             if constexpr (STORE_WARP) {
                 if (!own) {
-                    named_bar_sync<C_FULL, C_SYNC_THREADS>();  // the store warp issues the stores
+                    named_bar_arrive<C_SYNC_THREADS>(C_FULL + wg);  // the store warp issues the stores
                     return;
                 }
+                // Once both warpgroups have written their rows, one thread stores the tile, at
+                // the origin the store warp handed over (m0, n0 are not passed for it).
+                named_bar_sync<256>(C_LAST_WRITTEN);
+                if (wg == 0 && wwarp == 0 && lane == 0) {
+                    const int last_m0 = last_origin[0], last_n0 = last_origin[1];
+#pragma unroll
+                    for (int b = 0; b < BN / T::C_BOX; ++b)
+                        tma_store_2d(tma_c_last, s_base + T::OFF_CBUF + b * C_LAST_BOX_ROWS * T::C_BOX * 2, last_n0 + b * T::C_BOX, last_m0);
+                    bulk_commit();
+                }
+                return;
             }
             __syncwarp();
             if (lane == 0) {
@@ -863,7 +911,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // writes whole 128-byte lines (fragments stored directly scatter over 8 rows).
     auto store_c_staged = [&](int m0, int n0, int s) {
         if constexpr (STAGE_C) {
-            named_bar_sync<C_STAGED, 256>();
+            named_bar_sync<256>(C_STAGED + 2 * (1 - wg) + (staged_tiles & 1));  // the other warpgroup is done with the stage
+            ++staged_tiles;
             uint8_t* region = smem + (wg == 0 ? T::OFF_B + s * T::B_BYTES : s * T::A_BYTES) + wwarp * 16 * C_PITCH;
             const int row0 = m0 + wg * 64 + wwarp * 16;
             const bool vec = c_rows_vec16(C, N);
@@ -934,9 +983,33 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     auto no_hook = [] {};
     int tile_n = 0;  // tiles with K blocks so far (the slab parity, as the producer counts)
     uint32_t exchanges = 0;  // (KS) tiles whose sums the pair has added so far
+    // The next item's coordinates, worked out while a tile's last wgmmas run (`known`): worked
+    // out at the head of the loop, their divisions (about 120 instructions of dependent chains)
+    // stood between a tile's last block and the next tile's first wgmmas, with the tensor
+    // cores idle. (Opaque, so that they are computed there.)
+    int next_m0 = 0, next_n0 = 0, next_kb = 0, next_nkb = 0;
+    bool known = false;
     for (int w = first_item; w < work; w += item_step) {
         int m0, n0, kb_begin, nkb;
-        item(w, m0, n0, kb_begin, nkb);
+        if (known) {
+            m0 = next_m0;
+            n0 = next_n0;
+            kb_begin = next_kb;
+            nkb = next_nkb;
+        } else {
+            item(w, m0, n0, kb_begin, nkb);
+        }
+        known = false;
+        auto next_item = [&] {
+            if (w + item_step < work) {
+                item(w + item_step, next_m0, next_n0, next_kb, next_nkb);
+                next_m0 = opaque_i32(next_m0);
+                next_n0 = opaque_i32(next_n0);
+                next_kb = opaque_i32(next_kb);
+                next_nkb = opaque_i32(next_nkb);
+                known = true;
+            }
+        };
         // (KS: a part without K blocks still adds its zeros, so that the pair stays in step.)
         const bool no_blocks = nkb == 0;
         if (no_blocks && !KS) continue;
@@ -987,7 +1060,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             if constexpr (PEEL) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, start_tile);
             if (!PEEL || nkb > 1) {
                 ring_blocks(IntC<1>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true, no_hook); });
-                k_block(g + nkb - 1, 0, false, !staged, no_hook);
+                k_block(g + nkb - 1, 0, false, !staged, next_item);
             }
         } else {
             // The 144/192-wide tiles: the tile's second-block column group picked once,
@@ -1006,7 +1079,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 if constexpr (PEEL) block(g, 0, nkb > 1 || !staged, start_tile);
                 if (!PEEL || nkb > 1) {
                     ring_blocks(IntC<BN != 144>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { block(pos, i, true, no_hook); });
-                    block(g + nkb - 1, nkb - 1, !staged, no_hook);
+                    block(g + nkb - 1, nkb - 1, !staged, next_item);
                 }
             };
             if constexpr (T::SB == 2 && !T::SWAP && BN == 192) {
@@ -1083,6 +1156,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
         if constexpr (STAGE_C) if (staged) {
             const int s = (g - 1) % STAGES;
+            named_bar_arrive<256>(C_STAGED + 2 * wg + (staged_tiles & 1));  // this warpgroup's wgmmas are done with stage s
             if constexpr (DEFER_STAGED) {
                 c_pending = true;
                 c_m0 = m0;
@@ -1141,11 +1215,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     }
     if constexpr (PEEL) if (c_pending) {
         if constexpr (DEFER_C) if (c_tma) {
-            // The CTA's last item's origin, worked out again (kept from the loop, it stayed live
-            // through every K loop and the 128x192 consumers spilled; DEFER_C is STORE_WARP).
-            int kb_begin, nkb;
-            item(first_item + (work - 1 - first_item) / item_step * item_step, c_m0, c_n0, kb_begin, nkb);
-            store_c_tma(c_m0, c_n0, true);
+            // (Its origin from last_origin: kept from the loop, it stayed live through every K
+            // loop and the 128x192 consumers spilled; DEFER_C is STORE_WARP.)
+            store_c_tma(0, 0, true);
         }
         if constexpr (DEFER_STAGED) if (!c_tma) store_c_staged(c_m0, c_n0, c_s);
     }
@@ -1159,16 +1231,17 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 // BM 64/128) or W = 4 * BN / 64 otherwise (swapped: BM 16/32, or m64n128w8); block =
 // TmaTile::THREADS (W * 32 consumers + 64 or, for W = 8, 128 producer threads), dynamic
 // shared memory TmaTile::SMEM + 1024.
-// Arguments (tma_a, tma_b, tma_as, tma_c, as, bs, c, ws, M, N, K, as_stride_m, as_stride_kb,
-// group_m, splits, as_load, c_by_tma); tma_as is read only when as_load (bfp8::AsLoad) names a
-// TMA, tma_c (C in boxes of 16 rows x TmaTile::C_BOX columns) only when c_by_tma != 0 on a
-// TmaTile::C_TMA tile with 16-bit C and no split;
+// Arguments (tma_a, tma_b, tma_as, tma_c, tma_c_last, as, bs, c, ws, M, N, K, as_stride_m,
+// as_stride_kb, group_m, splits, as_load, c_by_tma); tma_as is read only when as_load
+// (bfp8::AsLoad) names a TMA, tma_c and tma_c_last (C in boxes of 16 and of 128 rows x
+// TmaTile::C_BOX columns) only when c_by_tma != 0 on a TmaTile::C_TMA tile with 16-bit C and
+// no split;
 // grid (min(tiles * splits, SMs * CTAs per SM)) persistent CTAs, or with clusters CL times
 // min(tile pairs * splits, resident clusters) (KS: min(tiles, resident clusters), splits = 1);
 // ws as for the mma.sync body.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, KS, OUT_T) \
-    bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, CL, KS, OUT_T>(&tma_a, &tma_b, &tma_as, &tma_c, as, bs, c, ws, M, N, K, as_stride_m, \
+    bfp8::gemm_block_fp8_tma_body<BM, BN, W, S, CL, KS, OUT_T>(&tma_a, &tma_b, &tma_as, &tma_c, &tma_c_last, as, bs, c, ws, M, N, K, as_stride_m, \
                                                         as_stride_kb, group_m, splits, as_load, c_by_tma);
 #else
 #define BLOCKFP8_TMA_BODY(BM, BN, W, S, CL, KS, OUT_T) __trap();
@@ -1178,7 +1251,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
 #define BLOCKFP8_GEMM_TMA_KERNEL(NAME, BM, BN, W, S, CL, KS, OUT_T, ...)                                                  \
     extern "C" __global__ void __launch_bounds__(bfp8::TmaTile<BM, BN, W, S, CL, KS>::THREADS, 1) __VA_ARGS__ NAME(        \
         const __grid_constant__ bfp8::TmaDesc tma_a, const __grid_constant__ bfp8::TmaDesc tma_b,                        \
-        const __grid_constant__ bfp8::TmaDesc tma_as, const __grid_constant__ bfp8::TmaDesc tma_c, const float* as,     \
+        const __grid_constant__ bfp8::TmaDesc tma_as, const __grid_constant__ bfp8::TmaDesc tma_c,                      \
+        const __grid_constant__ bfp8::TmaDesc tma_c_last, const float* as,                                              \
         const float* bs, OUT_T* c, float* ws, int M, int N, int K, int as_stride_m, int as_stride_kb, int group_m,      \
         int splits, int as_load, int c_by_tma) {                                                                        \
         static_assert(bfp8::TmaTile<BM, BN, W, S, CL, KS>::CONSUMERS * 4 == W, "num_warps = 4 per consumer warpgroup"); \

@@ -17,3 +17,6 @@ pub const AS_SLAB_SHIFT: u32 = 8;
 pub const SCALE_SLAB_K_BLOCKS: usize = 64;
 /// Rows of the TMA GEMM's C store box (`bfp8::C_BOX_ROWS`): a consumer warp's 16 rows.
 pub const C_BOX_ROWS: u32 = 16;
+/// Rows of the box a store-warp tile's last C goes out in (`bfp8::C_LAST_BOX_ROWS`): the tile's
+/// 128 rows.
+pub const C_LAST_BOX_ROWS: u32 = 128;

@@ -44,6 +44,7 @@ pub(crate) struct MapCache {
     b: Option<(OperandMapKey, sys::CUtensorMap)>,
     a_scales: Option<(ScaleMapKey, sys::CUtensorMap)>,
     c: Option<(OperandMapKey, sys::CUtensorMap)>,
+    c_last: Option<(OperandMapKey, sys::CUtensorMap)>,
 }
 
 /// What an operand's descriptor was made for: address and rows (the rest is fixed per launch).
@@ -122,7 +123,7 @@ impl GemmLaunch for KernelLaunch {
                 (_, Some(k_blocks)) => [inst.block_m, k_blocks],
             };
             let c_box = kernels::c_store_box(inst.c_box, s.out_dtype, splits, s.n, c);
-            let (tma_a, tma_b, tma_as, tma_c) = {
+            let (tma_a, tma_b, tma_as, tma_c, tma_c_last) = {
                 let mut maps = self.maps.lock().unwrap_or_else(|e| e.into_inner());
                 let maps = &mut *maps;
                 let tma_as = match load {
@@ -132,14 +133,17 @@ impl GemmLaunch for KernelLaunch {
                         tensor_map_scales(load, as_, s.m, s.k_blocks(), d.a_scale_strides, scale_box)
                     })?,
                 };
-                let tma_c = match c_box {
-                    Some(cols) => cached_map(&mut maps.c, (c, s.m), || tensor_map_c(c, s.m, s.n, s.out_dtype, cols))?,
+                let (tma_c, tma_c_last) = match c_box {
+                    Some(cols) => (
+                        cached_map(&mut maps.c, (c, s.m), || tensor_map_c(c, s.m, s.n, s.out_dtype, cols, kernels::C_BOX_ROWS))?,
+                        cached_map(&mut maps.c_last, (c, s.m), || tensor_map_c(c, s.m, s.n, s.out_dtype, cols, kernels::C_LAST_BOX_ROWS))?,
+                    ),
                     // SAFETY: plain bytes; the kernel reads no C map when c_by_tma is 0.
-                    None => unsafe { std::mem::zeroed() },
+                    None => unsafe { (std::mem::zeroed(), std::mem::zeroed()) },
                 };
                 let tma_a = cached_map(&mut maps.a, (a, s.m), || tensor_map_fp8(a, s.m, s.k, inst.block_m))?;
                 let tma_b = cached_map(&mut maps.b, (b, s.n), || tensor_map_fp8(b, s.n, s.k, inst.block_n / multicast))?;
-                (tma_a, tma_b, tma_as, tma_c)
+                (tma_a, tma_b, tma_as, tma_c, tma_c_last)
             };
             let c_by_tma = c_box.is_some() as i32;
             let load_arg = kernels::scale_load_arg(load, slab_k_blocks, bs, s.k_blocks());
@@ -158,6 +162,7 @@ impl GemmLaunch for KernelLaunch {
                 arg(&tma_b),
                 arg(&tma_as),
                 arg(&tma_c),
+                arg(&tma_c_last),
                 arg(&as_),
                 arg(&bs),
                 arg(&c),
@@ -172,10 +177,11 @@ impl GemmLaunch for KernelLaunch {
                 arg(&load_arg),
                 arg(&c_by_tma),
             ];
-            // SAFETY: matches the TMA kernel's parameters (four CUtensorMaps by value, then as
+            // SAFETY: matches the TMA kernel's parameters (five CUtensorMaps by value, then as
             // gemm_block_fp8_body's, then the split count, the scale load and the C store); the
-            // maps describe A, B, the activation scales when `load` names a TMA, and C when
-            // c_by_tma is 1.
+            // maps describe A, B, the activation scales when `load` names a TMA, and C (in boxes
+            // of a warp's rows, and of a tile's for a store-warp CTA's last tile) when c_by_tma
+            // is 1.
             launch_maybe_dependent(&self.gpu, &self.function, (ctas, 1, 1), (inst.threads, 1, 1), inst.smem_bytes, st, &mut args)?;
         }
         if splits > 1 {
@@ -330,9 +336,9 @@ fn tensor_map_scales(load: kernels::ScaleLoad, addr: u64, m: usize, kb: usize, s
     }
 }
 
-/// C [m, n] of 16-bit outputs, stored in boxes of 16 rows x `box_cols` columns from rows of
+/// C [m, n] of 16-bit outputs, stored in boxes of `box_rows` x `box_cols` columns from rows of
 /// 2 * box_cols bytes in the matching swizzle (TmaTile::C_BOX in cuda/gemm_sm90_tma.cuh).
-fn tensor_map_c(base: u64, m: usize, n: usize, out: OutDtype, box_cols: u32) -> Result<sys::CUtensorMap> {
+fn tensor_map_c(base: u64, m: usize, n: usize, out: OutDtype, box_cols: u32, box_rows: u32) -> Result<sys::CUtensorMap> {
     use sys::{CUtensorMapDataType as D, CUtensorMapL2promotion as L, CUtensorMapSwizzle as S};
     let swizzle = match box_cols {
         64 => S::CU_TENSOR_MAP_SWIZZLE_128B,
@@ -343,7 +349,7 @@ fn tensor_map_c(base: u64, m: usize, n: usize, out: OutDtype, box_cols: u32) -> 
         OutDtype::F16 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         _ => D::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
     };
-    let layout = MapLayout { dims: [n, m], pitch_bytes: 2 * n, boxes: [box_cols, kernels::C_BOX_ROWS], swizzle, l2: L::CU_TENSOR_MAP_L2_PROMOTION_NONE };
+    let layout = MapLayout { dims: [n, m], pitch_bytes: 2 * n, boxes: [box_cols, box_rows], swizzle, l2: L::CU_TENSOR_MAP_L2_PROMOTION_NONE };
     encode_2d(base, dtype, &layout, "cuTensorMapEncodeTiled (C)")
 }
 

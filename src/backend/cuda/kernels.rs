@@ -60,7 +60,7 @@ pub enum ScaleLoad {
 mod launch_abi;
 /// K blocks of the per-tile activation-scale slab of the one-consumer deep-ring tiles
 /// (TmaTile::SLAB_KB).
-pub use launch_abi::{C_BOX_ROWS, SCALE_SLAB_K_BLOCKS};
+pub use launch_abi::{C_BOX_ROWS, C_LAST_BOX_ROWS, SCALE_SLAB_K_BLOCKS};
 
 /// The K blocks of the per-tile activation-scale box (the slab of TmaTile::AS_SLAB tiles) for
 /// scales loaded by `load` from an M x `kb` grid split in `splits` parts; None when a part's
