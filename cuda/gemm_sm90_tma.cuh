@@ -983,33 +983,9 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     auto no_hook = [] {};
     int tile_n = 0;  // tiles with K blocks so far (the slab parity, as the producer counts)
     uint32_t exchanges = 0;  // (KS) tiles whose sums the pair has added so far
-    // The next item's coordinates, worked out while a tile's last wgmmas run (`known`): worked
-    // out at the head of the loop, their divisions (about 120 instructions of dependent chains)
-    // stood between a tile's last block and the next tile's first wgmmas, with the tensor
-    // cores idle. (Opaque, so that they are computed there.)
-    int next_m0 = 0, next_n0 = 0, next_kb = 0, next_nkb = 0;
-    bool known = false;
     for (int w = first_item; w < work; w += item_step) {
         int m0, n0, kb_begin, nkb;
-        if (known) {
-            m0 = next_m0;
-            n0 = next_n0;
-            kb_begin = next_kb;
-            nkb = next_nkb;
-        } else {
-            item(w, m0, n0, kb_begin, nkb);
-        }
-        known = false;
-        auto next_item = [&] {
-            if (w + item_step < work) {
-                item(w + item_step, next_m0, next_n0, next_kb, next_nkb);
-                next_m0 = opaque_i32(next_m0);
-                next_n0 = opaque_i32(next_n0);
-                next_kb = opaque_i32(next_kb);
-                next_nkb = opaque_i32(next_nkb);
-                known = true;
-            }
-        };
+        item(w, m0, n0, kb_begin, nkb);
         // (KS: a part without K blocks still adds its zeros, so that the pair stays in step.)
         const bool no_blocks = nkb == 0;
         if (no_blocks && !KS) continue;
@@ -1060,7 +1036,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             if constexpr (PEEL) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, start_tile);
             if (!PEEL || nkb > 1) {
                 ring_blocks(IntC<1>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true, no_hook); });
-                k_block(g + nkb - 1, 0, false, !staged, next_item);
+                k_block(g + nkb - 1, 0, false, !staged, no_hook);
             }
         } else {
             // The 144/192-wide tiles: the tile's second-block column group picked once,
@@ -1079,7 +1055,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                 if constexpr (PEEL) block(g, 0, nkb > 1 || !staged, start_tile);
                 if (!PEEL || nkb > 1) {
                     ring_blocks(IntC<BN != 144>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { block(pos, i, true, no_hook); });
-                    block(g + nkb - 1, nkb - 1, !staged, next_item);
+                    block(g + nkb - 1, nkb - 1, !staged, no_hook);
                 }
             };
             if constexpr (T::SB == 2 && !T::SWAP && BN == 192) {
