@@ -166,6 +166,11 @@ impl Tile {
             _ => 16,
         }
     }
+    /// Whether the tile's 16-bit C goes out through the store warp, the CTA's last C through a
+    /// second C map (TmaTile::STORE_WARP): two-consumer C-buffer tiles but 128x144, unclustered.
+    fn store_warp(&self, body: Body) -> bool {
+        self.c_box(body) > 0 && self.warps == 8 && self.bn != 144 && self.cluster == 1
+    }
     /// TMA: mirror of TmaTile::THREADS (two producer warps, or a warpgroup with two consumers).
     fn threads(&self, body: Body) -> u32 {
         self.warps * 32
@@ -509,6 +514,7 @@ pub fn build(out_dir: &Path) {
                 "static_assert({tt}::SLAB_KB == {}, \"cuda/launch_abi.rs SCALE_SLAB_K_BLOCKS mirrors TmaTile::SLAB_KB\");",
                 launch_abi::SCALE_SLAB_K_BLOCKS
             );
+            let _ = writeln!(parts[part], "static_assert({tt}::STORE_WARP == {}, \"cuda/build_cuda.rs Tile::store_warp mirrors TmaTile::STORE_WARP\");", t.store_warp(body));
         }
         for out in outs {
             let ty = match *out {
@@ -530,8 +536,8 @@ pub fn build(out_dir: &Path) {
             };
             let _ = writeln!(
                 table,
-                "    GemmInstance {{ block_m: {}, block_n: {}, num_warps: {}, num_stages: {}, cluster: {}, cluster_splits_k: {}, out: {out:?}, module: \"gemm_block_fp8_{part}\", symbol: \"sm90_gemm_block_fp8_{}_{out}\", smem_bytes: {}, threads: {}, body: {body_name:?}, c_box: {}, scale_tma: {}, scale_slab: {} }},",
-                t.bm, t.bn, t.warps, t.stages, t.cluster, t.splits_k, t.tag(), t.smem(body), t.threads(body), t.c_box(body), t.scale_tma(body), t.scale_slab(body)
+                "    GemmInstance {{ block_m: {}, block_n: {}, num_warps: {}, num_stages: {}, cluster: {}, cluster_splits_k: {}, out: {out:?}, module: \"gemm_block_fp8_{part}\", symbol: \"sm90_gemm_block_fp8_{}_{out}\", smem_bytes: {}, threads: {}, body: {body_name:?}, c_box: {}, store_warp: {}, scale_tma: {}, scale_slab: {} }},",
+                t.bm, t.bn, t.warps, t.stages, t.cluster, t.splits_k, t.tag(), t.smem(body), t.threads(body), t.c_box(body), t.store_warp(body), t.scale_tma(body), t.scale_slab(body)
             );
         }
     }
@@ -587,11 +593,12 @@ pub fn build(out_dir: &Path) {
          /// One embedded cubin: `module` is the .cu stem (GEMM parts carry a suffix).\n\
          pub struct CubinImage {{ pub arch: &'static str, pub module: &'static str, pub bytes: &'static [u8] }}\n\
          /// One compiled GEMM instantiation: a tile config and an output dtype. TMA tiles: `c_box`\n\
-         /// the columns of a C store box when the tile stores 16-bit C by TMA (else 0),\n\
+         /// the columns of a C store box when the tile stores 16-bit C by TMA (else 0), `store_warp`\n\
+         /// whether that C goes out through the store warp (the last C through a second C map),\n\
          /// `scale_tma` whether a stage's activation scales may come by TMA, `scale_slab` whether\n\
          /// a tile's scales may come once per tile (all checked against TmaTile at compile time).\n\
          #[derive(Clone, Copy, Debug, PartialEq, Eq)]\n\
-         pub struct GemmInstance {{ pub block_m: u32, pub block_n: u32, pub num_warps: u32, pub num_stages: u32, pub cluster: u32, pub cluster_splits_k: bool, pub out: &'static str, pub module: &'static str, pub symbol: &'static str, pub smem_bytes: u32, pub threads: u32, pub body: &'static str, pub c_box: u32, pub scale_tma: bool, pub scale_slab: bool }}\n\
+         pub struct GemmInstance {{ pub block_m: u32, pub block_n: u32, pub num_warps: u32, pub num_stages: u32, pub cluster: u32, pub cluster_splits_k: bool, pub out: &'static str, pub module: &'static str, pub symbol: &'static str, pub smem_bytes: u32, pub threads: u32, pub body: &'static str, pub c_box: u32, pub store_warp: bool, pub scale_tma: bool, pub scale_slab: bool }}\n\
          pub static CUBINS: &[CubinImage] = &[\n{cubins}];\n\
          pub static GEMM_INSTANCES: &[GemmInstance] = &[\n{table}];\n\
          /// ptxas -v output of this build.\n\

@@ -261,6 +261,12 @@ struct TmaTile {
     static constexpr int OFF_CBUF = (X_END + 1023) / 1024 * 1024;  // (the swizzle's atom)
     static constexpr bool C_TMA = !SWAP && c_buffer_fits(X_END, BM, BN);
     static constexpr int SMEM = C_TMA ? OFF_CBUF + BM * BN * 2 : X_END;
+    // With 16-bit C, the C-buffer tiles whose C waits for the next tile and goes out through
+    // the producer warpgroup's store warp (DEFER_C / STORE_WARP in the kernel), and the last
+    // C in boxes of the tile's rows (the launch's second C map): two consumers, not 128x144
+    // (which stores at once), not clustered. (cuda/build_cuda.rs Tile::store_warp mirrors it:
+    // the launch encodes that map only for these tiles.)
+    static constexpr bool STORE_WARP = C_TMA && CONSUMERS == 2 && BN != 144 && CL == 1;
     static_assert(P_ROWS % 64 == 0 && CONSUMERS >= 1 && CONSUMERS <= 2 && W == 4 * CONSUMERS, "one or two consumer warpgroups");
     static_assert(WN == 16 || WN == 32 || WN == 64 || WN == 128 || ((WN == 144 || WN == 192) && !SWAP && CONSUMERS == 2), "wgmma N");
     static_assert((BN <= 128 && 128 % BN == 0) || BN == 144 || BN == 192 || (BN == 256 && NWAVES == 2 && CONSUMERS == 2),
@@ -409,7 +415,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // through the epilogue (H200: 1.5-2.6% at M >= 1024 with several tiles per CTA). 128x144
     // (1-3.5% slower that way) and the one-consumer tiles (0.5-2.8%) store at once, and so do
     // CTA pairs (CL = 2, tuning builds only), which no GPU run has checked deferred.
-    constexpr bool DEFER_C = TMA_C && T::CONSUMERS == 2 && BN != 144 && CL == 1;
+    constexpr bool DEFER_C = TMA_C && T::STORE_WARP;
     // STORE_WARP: on the deferred tiles warp 2 of the producer warpgroup (otherwise idle)
     // issues the C stores instead of the consumer warps, whose per-box store loops held them
     // between the next tile's first wgmmas and their wait (named barriers C_FREE and C_FULL
@@ -460,6 +466,12 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         }
     };
 
+    // Register split (2 consumers): the CTA holds 384 x 168 (launch bound) = 64512 registers;
+    // 128 x 72 (producer) + 256 x 216 (consumers) = 64512, or on the 192-wide tiles 128 x 56 +
+    // 256 x 224, whose consumers read a K block's scales one block ahead (AHEAD below): at 216
+    // they spilled. A larger .inc would never be granted.
+    constexpr int PRODUCER_REGS = BN == 192 ? 56 : 72, CONSUMER_REGS = BN == 192 ? 224 : 216;
+    static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS == 384 * 168, "the register split adds up to the launch allocation");
     // Warpgroup and warp indices through __shfl_sync, which ptxas knows to be warp-uniform:
     // computed plainly, the role branches look divergent to it and it serializes every wgmma
     // (C7518 "wgmma.mma_async instructions are serialized").
@@ -497,7 +509,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
         // Producer: warp 0 issues the TMA copies, warp 1 the scale copies, warp 2 (STORE_WARP)
         // the C stores (the rest of a producer warpgroup only lends its registers to the
         // consumers through setmaxnreg).
-        if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<72>();
+        if constexpr (T::CONSUMERS == 2) setmaxnreg_dec<PRODUCER_REGS>();
         // The whole of warp 0 walks the ring (lane 0 issues), so that the stage, coordinates and
         // addresses are warp-uniform: ptxas keeps them in uniform registers and hands them to
         // the TMA without a move loop per copy. (Not on 128x256 s4, where it moved a consumer
@@ -681,9 +693,8 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     }
 
     // Consumer warpgroup `wg`: rows [wg * 64, wg * 64 + 64) of the wgmma M side.
-    // Register split (2 consumers): the CTA holds 384 x 168 (launch bound) = 64512 registers;
-    // 128 x 72 (producer) + 256 x 216 (consumers) = 64512. A larger .inc would never be granted.
-    if constexpr (T::CONSUMERS == 2) setmaxnreg_inc<216>();
+    // (Registers: PRODUCER_REGS / CONSUMER_REGS above.)
+    if constexpr (T::CONSUMERS == 2) setmaxnreg_inc<CONSUMER_REGS>();
     constexpr int R = T::WN / 2;          // accumulator registers per thread (one wave)
     constexpr int RT = R * T::NWAVES;     // promoted totals per thread
     // Fragment: register 4j + 2h + e holds (row lrow + 8h, col 8j + 2 * (lane % 4) + e).
@@ -726,12 +737,14 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // The scales of ring position g, read once per K block. Normal tiles hold rows lrow and
     // lrow + 8: raw = {As[lrow], As[lrow + 8], Bs of each weight-scale block}. Swapped tiles
     // hold token columns: raw[2j + e] = As * Bs of column 8j + lcol + e.
-    // AHEAD: read one K block ahead of use (128x128, 128x256, 64-row tiles). Read in the
-    // block itself, ptxas placed the reads and the products that need them between the
+    // AHEAD: read one K block ahead of use (128x128, 128x192, 128x256, 64-row tiles). Read in
+    // the block itself, ptxas placed the reads and the products that need them between the
     // block's wgmmas, whose issue then waited for shared memory (H200 ncu of 128x256: 7% of
-    // the stall samples on those products). The H200 A/B: 128x256 +0.6-3%, 64x64 +2%;
-    // 128x192 and the swapped tiles lost 3% that way, so they read in the block.
-    constexpr bool AHEAD = !T::SWAP && !(T::SB == 2 && T::NWAVES == 1);
+    // the stall samples on those products). The H200 A/B: 128x256 +0.6-3%, 64x64 +2%; under
+    // ncu's fixed clock 0.981-0.983x the cycles on 128x192 (on 224 registers: at 216 it
+    // spilled) and 0.949x on 128x144 with several tiles a CTA (1.011x with one, level timed).
+    // The swapped tiles lost 3% that way, so they read in the block.
+    constexpr bool AHEAD = !T::SWAP;
     constexpr int NRAW = T::SWAP ? R / 2 : 2 + T::SB;
     // A-scale row r of K block kb sits at [r * as_rs + (kb & as_cmask)] of its stage, or in
     // the tile's slab at [r * slab_kb + j] (row-major box) or [j * BM + r] (column-major),
@@ -1012,58 +1025,45 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
             // not need it: H200 ncu of 128x256, 3% of the samples on that wait.) The tile's
             // last block goes apart, so that the steady loop has no runtime condition (ptxas
             // reloaded the split flag inside it, between a wave's wgmmas).
-            // (kbn: the next block's K-block index, for its scale column.)
-            auto k_block = [&](auto gi, int kbn, bool has_next, bool release, auto hook) {
-                float next[NRAW];
-#pragma unroll
-                for (int v = 0; v < T::NWAVES; ++v) {
-                    issue(acc, gi, v, true);
-                    if (v == 0) hook();
-                    if (v + 1 == T::NWAVES && has_next) {
-                        const auto gn = ring_next<STAGES>(gi);
-                        mbar_wait(full0 + 8 * ring_stage<STAGES>(gn), ring_phase<STAGES>(gn));
-                        scales(gn, kbn, kbn - kb_begin, next);
-                    }
-                    retire(acc, gi, raw, jb, v, release && v + 1 == T::NWAVES);
-                }
-                if (has_next)
-#pragma unroll
-                    for (int r = 0; r < NRAW; ++r) raw[r] = next[r];
-            };
-            mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
-            scales(g, kb_begin, 0, raw);
-            // (PEEL: the first block apart, its first wave's wgmmas followed by start_tile.)
-            if constexpr (PEEL) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, start_tile);
-            if (!PEEL || nkb > 1) {
-                ring_blocks(IntC<1>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true, no_hook); });
-                k_block(g + nkb - 1, 0, false, !staged, no_hook);
-            }
-        } else {
-            // The 144/192-wide tiles: the tile's second-block column group picked once,
-            // outside the K loop (one loop per start offset, as DeepGEMM compiles one per
-            // offset). The swapped tiles keep one loop over the tile's blocks (below).
+            // j0: on the 144/192-wide tiles IntC<J0>, the tile's second-block column group,
+            // picked once outside the K loop (one loop per start offset, as DeepGEMM compiles
+            // one per offset); elsewhere jb, which the promotion does not need.
             auto k_loop = [&](auto j0) {
-                // As above, the last block apart (no staged-C check in the steady loop).
-                // 128x144 keeps its loop block by block: its eight unrolled loops ran 5%
-                // slower at 128x18432x7168.
-                auto block = [&](auto pos, int i, bool release, auto hook) {
-                    issue(acc, pos, 0, false);
-                    hook();
-                    scales(pos, kb_begin + i, i, raw);
-                    retire(acc, pos, raw, j0, 0, release);
+                // (kbn: the next block's K-block index, for its scale column.)
+                auto k_block = [&](auto gi, int kbn, bool has_next, bool release, auto hook) {
+                    float next[NRAW];
+#pragma unroll
+                    for (int v = 0; v < T::NWAVES; ++v) {
+                        issue(acc, gi, v, true);
+                        if (v == 0) hook();
+                        if (v + 1 == T::NWAVES && has_next) {
+                            const auto gn = ring_next<STAGES>(gi);
+                            mbar_wait(full0 + 8 * ring_stage<STAGES>(gn), ring_phase<STAGES>(gn));
+                            scales(gn, kbn, kbn - kb_begin, next);
+                        }
+                        retire(acc, gi, raw, j0, v, release && v + 1 == T::NWAVES);
+                    }
+                    if (has_next)
+#pragma unroll
+                        for (int r = 0; r < NRAW; ++r) raw[r] = next[r];
                 };
-                if constexpr (PEEL) block(g, 0, nkb > 1 || !staged, start_tile);
+                mbar_wait(full0 + 8 * (g % STAGES), (g / STAGES) & 1);  // the tile's first block
+                scales(g, kb_begin, 0, raw);
+                // (PEEL: the first block apart, its first wave's wgmmas followed by start_tile.)
+                if constexpr (PEEL) k_block(g, kb_begin + 1, nkb > 1, nkb > 1 || !staged, start_tile);
                 if (!PEEL || nkb > 1) {
-                    ring_blocks(IntC<BN != 144>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { block(pos, i, true, no_hook); });
-                    block(g + nkb - 1, nkb - 1, !staged, no_hook);
+                    // 128x144 keeps its steady blocks one by one: its eight loops unrolled over
+                    // the ring ran 5% slower at 128x18432x7168.
+                    ring_blocks(IntC<BN != 144>{}, PEEL ? 1 : 0, nkb, [&](auto pos, int i) { k_block(pos, kb_begin + i + 1, true, true, no_hook); });
+                    k_block(g + nkb - 1, 0, false, !staged, no_hook);
                 }
             };
-            if constexpr (T::SB == 2 && !T::SWAP && BN == 192) {
+            if constexpr (BN == 192) {
                 // A 192-wide tile starts at a block edge (second block from column 128) or in
                 // a block's middle (from column 64).
                 if (jb == 16) k_loop(IntC<16>{});
                 else k_loop(IntC<8>{});
-            } else if constexpr (T::SB == 2 && !T::SWAP && BN == 144) {
+            } else if constexpr (BN == 144) {
                 // A 144-wide tile starts 16 t columns into a block (t = tile % 8): its second
                 // block starts at group jb = 16 - 2 t.
                 switch (jb) {
@@ -1076,7 +1076,11 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
                     case 4: k_loop(IntC<4>{}); break;
                     default: k_loop(IntC<2>{}); break;
                 }
-            } else
+            } else {
+                k_loop(jb);
+            }
+        } else {
+            // The swapped tiles: one loop over the tile's blocks, scales read in the block.
             for (int i = 0; i < nkb; ++i) {
                 issue(acc, g + i, 0, false);
                 scales(g + i, kb_begin + i, i, raw);

@@ -217,6 +217,19 @@ fn c_goes_out_by_tma_store_only_where_the_tile_and_layout_allow() {
     for inst in kernels::GEMM_INSTANCES.iter().filter(|i| i.c_box > 0) {
         assert!(inst.block_n % inst.c_box == 0 && [16, 32, 64].contains(&inst.c_box), "{}", inst.symbol);
     }
+    // The launch encodes the last-C map (boxes of the tile's 128 rows) only for the store-warp
+    // tiles: two-consumer C-buffer tiles, not 128x144, unclustered.
+    for inst in kernels::GEMM_INSTANCES.iter().filter(|i| i.store_warp) {
+        assert!(inst.c_box > 0 && inst.block_m == 128 && inst.num_warps == 8 && inst.block_n != 144 && inst.cluster == 1, "{}", inst.symbol);
+    }
+    if kernels::GEMM_INSTANCES.iter().any(|i| i.body == "tma") {
+        // (sm_90a builds: the default set compiles these tiles)
+        let store_warp = |sym: &str| kernels::GEMM_INSTANCES.iter().find(|i| i.symbol == sym).map(|i| i.store_warp);
+        assert_eq!(store_warp("sm90_gemm_block_fp8_m128n192w8s4_bf16"), Some(true));
+        assert_eq!(store_warp("sm90_gemm_block_fp8_m128n256w8s3_bf16"), Some(true));
+        assert_eq!(store_warp("sm90_gemm_block_fp8_m128n256w8s4_bf16"), Some(false));
+        assert_eq!(store_warp("sm90_gemm_block_fp8_m64n64w4s8_bf16"), Some(false));
+    }
 }
 
 #[test]

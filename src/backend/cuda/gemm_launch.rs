@@ -136,7 +136,12 @@ impl GemmLaunch for KernelLaunch {
                 let (tma_c, tma_c_last) = match c_box {
                     Some(cols) => (
                         cached_map(&mut maps.c, (c, s.m), || tensor_map_c(c, s.m, s.n, s.out_dtype, cols, kernels::C_BOX_ROWS))?,
-                        cached_map(&mut maps.c_last, (c, s.m), || tensor_map_c(c, s.m, s.n, s.out_dtype, cols, kernels::C_LAST_BOX_ROWS))?,
+                        if inst.store_warp {
+                            cached_map(&mut maps.c_last, (c, s.m), || tensor_map_c(c, s.m, s.n, s.out_dtype, cols, kernels::C_LAST_BOX_ROWS))?
+                        } else {
+                            // SAFETY: plain bytes; only store-warp tiles (TmaTile::STORE_WARP) read this map.
+                            unsafe { std::mem::zeroed() }
+                        },
                     ),
                     // SAFETY: plain bytes; the kernel reads no C map when c_by_tma is 0.
                     None => unsafe { (std::mem::zeroed(), std::mem::zeroed()) },
