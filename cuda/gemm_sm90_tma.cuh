@@ -737,7 +737,7 @@ __device__ __forceinline__ void gemm_block_fp8_tma_body(const TmaDesc* tma_a, co
     // The scales of ring position g, read once per K block. Normal tiles hold rows lrow and
     // lrow + 8: raw = {As[lrow], As[lrow + 8], Bs of each weight-scale block}. Swapped tiles
     // hold token columns: raw[2j + e] = As * Bs of column 8j + lcol + e.
-    // AHEAD: read one K block ahead of use (128x128, 128x192, 128x256, 64-row tiles). Read in
+    // AHEAD: read one K block ahead of use (the normal tiles: 64-row, 128x128/144/192/256). Read in
     // the block itself, ptxas placed the reads and the products that need them between the
     // block's wgmmas, whose issue then waited for shared memory (H200 ncu of 128x256: 7% of
     // the stall samples on those products). The H200 A/B: 128x256 +0.6-3%, 64x64 +2%; under
