@@ -102,11 +102,9 @@ __device__ __forceinline__ void tma_store_2d(const TmaDesc* map, uint32_t src, i
                  "r"(src), "r"(c_inner), "r"(c_outer)
                  : "memory");
 }
-// Named barrier `ID` over `COUNT` threads (whole warps).
-template <int ID, int COUNT> __device__ __forceinline__ void named_bar_sync() { asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(COUNT) : "memory"); }
-// The same with the barrier chosen at run time (warp-uniform), and its arrive-only half: the
-// thread's earlier memory accesses are ordered before those of the threads that then pass the
-// barrier, and it goes on without waiting.
+// Named barrier `id` (warp-uniform) over `COUNT` threads (whole warps), and its arrive-only
+// half: the thread's earlier memory accesses are ordered before those of the threads that then
+// pass the barrier, and it goes on without waiting.
 template <int COUNT> __device__ __forceinline__ void named_bar_sync(int id) { asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(COUNT) : "memory"); }
 template <int COUNT> __device__ __forceinline__ void named_bar_arrive(int id) { asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "n"(COUNT) : "memory"); }
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
