@@ -316,7 +316,7 @@ pub fn check(k: &KernelStats, tile: (u32, u32, u32, u32, u32), occupancy: u32, g
     }
 }
 
-/// Header of the markdown table [`markdown_row`] fills.
+/// Header of the markdown table [`markdown_rows`] fills.
 pub const MARKDOWN_HEADER: &str = "| arch | kernel | VGPR | AGPR | SGPR | LDS B | occ | loop | instrs | MFMA | VALU | VALU/MFMA | SALU | VMEM ld | DS rd/wr | barriers | waits | byte loads |\n|---|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|";
 
 /// Markdown rows (one per MFMA loop) for one kernel.

@@ -1,4 +1,4 @@
-//! The host-slice GEMM: C[M,N] = (A, As) x (B, Bs)^T from host buffers, as a thin wrapper over
+//! The host-slice GEMM: C\[M,N\] = (A, As) x (B, Bs)^T from host buffers, as a thin wrapper over
 //! the device API (upload, [`GemmPlan::enqueue`](crate::GemmPlan::enqueue), download). Shapes
 //! and scale values are checked here, once, for every backend; the path is the plan's (tuned
 //! kernel, vendor BLAS, kernel default), chosen once per (device, N, K, M-entry) and logged once.

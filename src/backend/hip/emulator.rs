@@ -349,7 +349,7 @@ pub fn convert_e4m3fn_to_fnuz(w: &mut [u8], scales: &mut [f32], grid: u32) -> Re
 
 /// Arguments of `scale_reduce_<out>` (see kernels::scale_reduce_symbol) over host slices.
 pub struct ScaleReduceArgs<'a> {
-    /// [KB][rows][N] fp32 partial products, `batch_stride` floats apart.
+    /// `[KB][rows][N]` fp32 partial products, `batch_stride` floats apart.
     pub partial: &'a [f32],
     pub batch_stride: usize,
     pub a_scales: &'a [f32],
