@@ -4,8 +4,8 @@
 # (SKIP_TESTS=1 skips them, for a build whose tests already passed on the H200), then race.sh
 # with DeepGEMM paired (PAIRED_PASSES passes, default 3) inside what is left of RACE_BUDGET
 # seconds (default 590, under the device's 600 s a command). Carry .devx/NAME and .peers.
-# $OUT gets summary.md, race.log, race.md (the table for BENCHMARKS.md) and results.tgz (every
-# log and JSON; the device returns at most 8 files).
+# Results: $OUT/summary.md, $OUT/race.log, $OUT/race.md (the table for BENCHMARKS.md) and
+# $OUT/results.tgz (every log and JSON; the device returns at most 8 files).
 # Usage: [SKIP_TESTS=1] [PAIRED_PASSES=3] [RACE_BUDGET=590] bash ci/h200/race_staged.sh NAME
 set -u
 : "${OUT:?set OUT to the results folder}"
