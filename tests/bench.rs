@@ -95,6 +95,51 @@ fn cpu_bench_measures_renders_and_plots() {
     assert!(text.contains("<polyline") || text.contains("<path"));
 }
 
+/// `paths` limits what is timed: a path not asked for is neither measured nor noted, the
+/// report names the paths asked for, and an empty list is refused before any work.
+#[test]
+fn bench_times_only_the_paths_asked_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = tuned_library(&tmp.path().join("configs"));
+    let cpu = CpuBackend::new();
+    let shapes: Vec<BenchShape> = ["16,256,256", "8,128,384"].iter().map(|s| s.parse().unwrap()).collect();
+    let kinds = |s: &bench::ShapeResult| s.measurements.iter().map(|m| m.implementation).collect::<Vec<_>>();
+
+    let mut o = quick(shapes.clone());
+    o.paths = vec![Implementation::Tuned];
+    let r = bench::run(&cpu, Some(&lib), &o).unwrap();
+    assert_eq!(r.paths, vec![Implementation::Tuned]);
+    assert_eq!(kinds(&r.shapes[0]), vec![Implementation::Tuned]);
+    assert!(r.shapes[0].measurements[0].calc_diff.unwrap() < 1e-4);
+    assert!(r.shapes[0].notes.is_empty(), "{:?}", r.shapes[0].notes);
+    // N=128 K=384 has no tuned entry: nothing measured, and the note says why.
+    assert!(r.shapes[1].measurements.is_empty());
+    assert_eq!(r.shapes[1].notes, vec!["tuned: no config file entry for this shape".to_string()]);
+
+    let mut o = quick(shapes);
+    o.paths = vec![Implementation::KernelDefault, Implementation::Bf16Vendor];
+    let r = bench::run(&cpu, Some(&lib), &o).unwrap();
+    for s in &r.shapes {
+        assert_eq!(kinds(s), vec![Implementation::KernelDefault]);
+        // The bf16 baseline was asked for, so its absence is noted; the tuned path was not.
+        assert_eq!(s.notes, vec!["bf16 vendor: no bf16 vendor GEMM on the cpu backend".to_string()]);
+    }
+    let json: serde_json::Value = serde_json::from_str(&bench::render_json(&r).unwrap()).unwrap();
+    assert_eq!(json["paths"], serde_json::json!(["kernel_default", "bf16_vendor"]));
+
+    let mut o = quick(vec!["4,256,256".parse().unwrap()]);
+    o.paths.clear();
+    let err = bench::run(&cpu, None, &o).unwrap_err().to_string();
+    assert!(err.contains("no paths to time"), "{err}");
+
+    for (text, want) in [("tuned", Implementation::Tuned), ("kernel-default", Implementation::KernelDefault), ("vendor", Implementation::Vendor), ("bf16-vendor", Implementation::Bf16Vendor)] {
+        assert_eq!(text.parse::<Implementation>().unwrap(), want);
+    }
+    for bad in ["", "kernel default", "default", "Tuned"] {
+        assert!(bad.parse::<Implementation>().is_err(), "{bad:?}");
+    }
+}
+
 #[test]
 fn large_shapes_are_checked_on_a_sample() {
     let cpu = CpuBackend::new();

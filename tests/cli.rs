@@ -197,6 +197,22 @@ fn bench_takes_a_launch_mode_and_refuses_unknown_ones() {
     assert!(err.contains("sometimes") && err.contains("graph") && err.contains("eager"), "{err}");
 }
 
+/// `--paths` times only the paths named (the JSON lists them) and refuses a name that is not a
+/// path before any work, naming the valid ones.
+#[test]
+fn bench_times_the_paths_named_and_refuses_unknown_ones() {
+    let o = blockfp8(&["bench", "--backend", "cpu", "--mnk", "4,256,256", "--paths", "kernel-default", "--warmup", "0", "--repeats", "1", "--rounds", "1", "--no-progress", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(json["paths"], serde_json::json!(["kernel_default"]));
+    let measured: Vec<&str> = json["shapes"][0]["measurements"].as_array().unwrap().iter().map(|m| m["implementation"].as_str().unwrap()).collect();
+    assert_eq!(measured, vec!["kernel_default"]);
+    let o = blockfp8(&["bench", "--backend", "cpu", "--mnk", "4,256,256", "--paths", "tuned,fastest"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("fastest") && err.contains("kernel-default") && err.contains("bf16-vendor"), "{err}");
+}
+
 /// Scale arrays are checked by shape, not only by count: the transposed activation scales
 /// (same count) and a 3-D array used to run and return a wrong answer with exit 0.
 #[test]

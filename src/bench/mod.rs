@@ -107,6 +107,9 @@ pub struct BenchOptions {
     pub check_accuracy: bool,
     pub full_reference_macs: f64,
     pub seed: u64,
+    /// The paths to time (default: all of [`Implementation::ALL`]). Timing the tuned path alone
+    /// keeps the other paths' heat off its clock, as a kernel is timed alone elsewhere.
+    pub paths: Vec<Implementation>,
 }
 
 impl BenchOptions {
@@ -121,6 +124,7 @@ impl BenchOptions {
             check_accuracy: true,
             full_reference_macs: crate::tune::FULL_REFERENCE_MACS,
             seed: 0xBE_0C_F8,
+            paths: Implementation::ALL.to_vec(),
         }
     }
 }
@@ -139,6 +143,9 @@ pub enum Implementation {
 }
 
 impl Implementation {
+    /// Every path, in the order the bench times and renders them.
+    pub const ALL: [Implementation; 4] = [Implementation::Tuned, Implementation::KernelDefault, Implementation::Vendor, Implementation::Bf16Vendor];
+
     pub fn label(self) -> &'static str {
         match self {
             Implementation::Tuned => "tuned",
@@ -146,6 +153,17 @@ impl Implementation {
             Implementation::Vendor => "vendor",
             Implementation::Bf16Vendor => "bf16 vendor",
         }
+    }
+}
+
+impl std::str::FromStr for Implementation {
+    type Err = Error;
+    /// `tuned`, `kernel-default`, `vendor` or `bf16-vendor` (the label with a hyphen).
+    fn from_str(s: &str) -> Result<Self> {
+        Implementation::ALL
+            .into_iter()
+            .find(|i| i.label().replace(' ', "-") == s.trim())
+            .ok_or_else(|| Error::invalid("bench", format!("path {s:?}: expected tuned, kernel-default, vendor or bf16-vendor")))
     }
 }
 
@@ -193,6 +211,8 @@ pub struct BenchReport {
     pub warmup: usize,
     pub repeats: usize,
     pub rounds: usize,
+    /// The paths asked for ([`BenchOptions::paths`]).
+    pub paths: Vec<Implementation>,
     pub shapes: Vec<ShapeResult>,
     /// The run was stopped (Ctrl-C) before every shape was measured; `shapes` holds the finished ones.
     pub stopped_early: bool,
@@ -237,6 +257,10 @@ pub fn run_with(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOp
     if opts.shapes.is_empty() {
         return Err(Error::invalid("bench", "no shapes to benchmark"));
     }
+    if opts.paths.is_empty() {
+        return Err(Error::invalid("bench", "no paths to time"));
+    }
+    let asked = |which: Implementation| opts.paths.contains(&which);
     let gemm_shape = |s: &BenchShape| GemmShape { m: s.m, n: s.n, k: s.k, block: opts.block, format: backend.device().fp8, out_dtype: opts.out_dtype };
     // A bad size found after an hour of other shapes (or after allocating its inputs) helps nobody.
     for s in &opts.shapes {
@@ -251,8 +275,9 @@ pub fn run_with(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOp
         p.validate()?;
         let reference = if opts.check_accuracy { Some(Reference::compute(&p, opts.full_reference_macs)?) } else { None };
         let mut res = ShapeResult { m: s.m, n: s.n, k: s.k, measurements: Vec::new(), sampled_check: reference.as_ref().is_some_and(|r| r.sampled), notes: Vec::new() };
-        let tuned = tuned_path(backend, library, &shape);
-        if tuned.is_none() {
+        // (Looked up only when asked for: a missing file logs a warning.)
+        let tuned = if asked(Implementation::Tuned) { tuned_path(backend, library, &shape) } else { None };
+        if tuned.is_none() && asked(Implementation::Tuned) {
             res.notes.push("tuned: no config file entry for this shape".into());
         }
         let paths = [(Implementation::Tuned, tuned), (Implementation::KernelDefault, Some(GemmPath::KernelDefault)), (Implementation::Vendor, Some(GemmPath::Vendor))];
@@ -269,7 +294,7 @@ pub fn run_with(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOp
             }
         };
         for (which, path) in paths {
-            let Some(path) = path else { continue };
+            let Some(path) = path.filter(|_| asked(which)) else { continue };
             if let Err(why) = backend.supports(&shape, &path) {
                 res.notes.push(format!("{}: {why}", which.label()));
                 continue;
@@ -280,14 +305,16 @@ pub fn run_with(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOp
         }
         // The bf16 baseline has no separate support query: its first timed round tells
         // (Unsupported becomes a note) and brings the output for calc_diff.
-        match backend.time_bf16_vendor_gemm(&p, &per_round) {
-            Ok((times, out)) => {
+        let bf16 = if asked(Implementation::Bf16Vendor) { Some(backend.time_bf16_vendor_gemm(&p, &per_round)) } else { None };
+        match bf16 {
+            None => {}
+            Some(Ok((times, out))) => {
                 let calc_diff = diff(&out, Implementation::Bf16Vendor.label().into())?;
                 runnable.push((Implementation::Bf16Vendor, Timed::DequantizedBf16, calc_diff));
                 first_samples.push(times);
             }
-            Err(Error::Unsupported { reason, .. }) => res.notes.push(format!("{}: {reason}", Implementation::Bf16Vendor.label())),
-            Err(e) => return Err(e),
+            Some(Err(Error::Unsupported { reason, .. })) => res.notes.push(format!("{}: {reason}", Implementation::Bf16Vendor.label())),
+            Some(Err(e)) => return Err(e),
         }
         let mut samples = first_samples;
         for round in 0..rounds {
@@ -326,6 +353,7 @@ pub fn run_with(backend: &dyn Backend, library: Option<&Library>, opts: &BenchOp
         warmup: opts.timing.warmup,
         repeats: opts.timing.repeats,
         rounds: opts.rounds,
+        paths: opts.paths.clone(),
         shapes: results,
         stopped_early,
         wall_seconds: started.elapsed().as_secs_f64(),

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::{BenchReport, Implementation, ShapeResult};
 use crate::error::{Error, Result};
 
-const IMPLS: [Implementation; 4] = [Implementation::Tuned, Implementation::KernelDefault, Implementation::Vendor, Implementation::Bf16Vendor];
+const IMPLS: [Implementation; 4] = Implementation::ALL;
 
 fn cell(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.digits$}"))

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use blockfp8::backend::{Launches, TimingOptions};
-use blockfp8::bench::{self, BenchOptions, BenchShape};
+use blockfp8::bench::{self, BenchOptions, BenchShape, Implementation};
 use blockfp8::config::Library;
 use blockfp8::tune::{self, OnConflict, Shard, ShapeSpec, TuneOptions};
 use blockfp8::{BackendKind, OutDtype, Result, ScaleLayout};
@@ -197,6 +197,10 @@ pub struct BenchArgs {
     /// Rounds the repeats are split into, alternating between the paths.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Paths to time (comma-separated): tuned, kernel-default, vendor, bf16-vendor. One path
+    /// alone is timed without the others' load on the board's clock and power.
+    #[arg(long, value_delimiter = ',', default_value = "tuned,kernel-default,vendor,bf16-vendor")]
+    paths: Vec<Implementation>,
     #[arg(long, default_value = "bf16")]
     out_dtype: OutDtype,
     #[arg(long, value_parser = parse_layout, default_value = "row-major")]
@@ -232,6 +236,7 @@ pub fn bench(a: BenchArgs, quiet: bool) -> Result<ExitCode> {
     o.out_dtype = a.out_dtype;
     o.scale_layout = a.scale_layout;
     o.rounds = a.rounds;
+    o.paths = a.paths;
     o.check_accuracy = !a.no_check;
     let lib = match a.config_dir {
         Some(d) => Library::from_env().prepend_dir(d),
