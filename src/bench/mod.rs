@@ -1,9 +1,9 @@
 //! Side-by-side benchmark of the paths one product can take on a backend: the tuned kernel
 //! (the config library's entry for the shape), the kernel's default config and the vendor
 //! BLAS path, plus, where the backend has one, a dense bf16 vendor GEMM of the dequantized
-//! inputs (what the product costs without fp8); with TFLOPS, GB/s (minimum bytes), speedups
-//! and accuracy against the CPU reference; rendered as tables like DeepGEMM's benchmark
-//! README, JSON, CSV or an SVG plot.
+//! inputs (what the product costs without fp8), or those of them [`BenchOptions::paths`] names;
+//! with TFLOPS, GB/s (minimum bytes), speedups and accuracy against the CPU reference; rendered
+//! as tables like DeepGEMM's benchmark README, JSON, CSV or an SVG plot.
 //!
 //! ```no_run
 //! # fn main() -> blockfp8::Result<()> {
@@ -107,8 +107,9 @@ pub struct BenchOptions {
     pub check_accuracy: bool,
     pub full_reference_macs: f64,
     pub seed: u64,
-    /// The paths to time (default: all of [`Implementation::ALL`]). Timing the tuned path alone
-    /// keeps the other paths' heat off its clock, as a kernel is timed alone elsewhere.
+    /// The paths to time (default: all of [`Implementation::ALL`]). The tuned path timed alone
+    /// runs without the other paths' heat on the board's clock, as a kernel's own benchmark
+    /// (DeepGEMM's, for one) times it.
     pub paths: Vec<Implementation>,
 }
 
