@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 use super::{BenchReport, Implementation, ShapeResult};
 use crate::error::{Error, Result};
 
-const IMPLS: [Implementation; 4] = Implementation::ALL;
-
 fn cell(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.digits$}"))
 }
@@ -102,7 +100,7 @@ pub fn render_tables(r: &BenchReport) -> String {
         out.push('\n');
     }
     out += "### Summary\n\n| implementation | shapes | avg TFLOPS | avg GB/s | worst calc_diff |\n|---|--:|--:|--:|--:|\n";
-    for which in IMPLS {
+    for which in Implementation::ALL {
         let ms: Vec<_> = r.shapes.iter().filter_map(|s| s.get(which)).collect();
         if ms.is_empty() {
             continue;
@@ -173,7 +171,7 @@ pub fn render_csv(r: &BenchReport) -> String {
 /// `[3/24] M=64 N=4096 K=7168: tuned 12.3 us, kernel default 13.0 us, vendor 14.1 us, calc_diff 1.2e-6`.
 pub fn render_progress_line(index: usize, total: usize, s: &ShapeResult) -> String {
     let mut line = format!("[{}/{total}] M={} N={} K={}:", index + 1, s.m, s.n, s.k);
-    let times: Vec<String> = IMPLS.iter().filter_map(|&w| s.get(w).map(|m| format!("{} {:.1} us", w.label(), m.time_us))).collect();
+    let times: Vec<String> = Implementation::ALL.iter().filter_map(|&w| s.get(w).map(|m| format!("{} {:.1} us", w.label(), m.time_us))).collect();
     line += &if times.is_empty() { " no path measured".to_string() } else { format!(" {}", times.join(", ")) };
     if let Some(d) = worst_fp8_diff(s) {
         line += &format!(", calc_diff {}", diff_cell(Some(d), s.sampled_check));
