@@ -5,7 +5,8 @@
 # are written even if a later one runs out of time. Carry h100_tp8 back in (untar
 # $OUT/h100_tp8.tgz in the repository root) and run again to resume from its journal.
 # Files and journals come back in $OUT/h100_tp8.tgz.
-# Usage: [TUNE_BUDGET=500] bash ci/h200/runs/s50_h100_tune.sh
+# TUNE_GROUPS (groups split by '|') replaces the three groups, e.g. to tune only the last.
+# Usage: [TUNE_BUDGET=500] [TUNE_GROUPS='24576,7168 32768,512'] bash ci/h200/runs/s50_h100_tune.sh
 set -u
 : "${OUT:?}"
 B=/tmp/h100bin; mkdir -p $B
@@ -13,9 +14,9 @@ xz -dc .devx/s50race/blockfp8.xz > $B/blockfp8 && chmod +x $B/blockfp8 || exit 2
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > $OUT/gpu.txt; date -u >> $OUT/gpu.txt
 $B/blockfp8 info > $OUT/info.txt 2>&1
 budget=${TUNE_BUDGET:-500}
-for group in "4608,7168 3072,7168 1536,7168 512,7168 576,7168 2112,7168" \
-             "7168,2304 7168,2048 7168,256 4096,512 3072,1536" \
-             "24576,7168 7168,16384 7168,18432 32768,512"; do
+groups=${TUNE_GROUPS:-"4608,7168 3072,7168 1536,7168 512,7168 576,7168 2112,7168|7168,2304 7168,2048 7168,256 4096,512 3072,1536|24576,7168 7168,16384 7168,18432 32768,512"}
+IFS='|' read -r -a group_list <<< "$groups"
+for group in "${group_list[@]}"; do
     left=$((budget - SECONDS)); [ $left -gt 30 ] || { echo "no time for: $group" | tee -a $OUT/tune.log; continue; }
     args=(); for s in $group; do args+=(--shape $s); done
     echo "== $group ($left s left)" >> $OUT/tune.log
