@@ -355,3 +355,34 @@ fn bench_shows_progress_and_keeps_finished_shapes_on_ctrl_c() {
     assert!(out.contains("Interrupted"), "{out}");
     assert!(rest.contains(&format!("interrupted: {rows} of 100 shapes measured")), "{rest}");
 }
+
+/// `config shapes` lists what the tuner would tune, in a form `--shape` takes back, and says
+/// which file serves each shape on a device; it needs no device and no shape source is an error.
+#[test]
+fn config_shapes_lists_the_model_shapes_and_their_files() {
+    let o = blockfp8(&["config", "shapes", "--model", "deepseek-v3", "--tp-size", "8", "--device-name", "NVIDIA H200"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let expected = blockfp8::tune::preset_shapes("deepseek-v3", 8).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), expected.len(), "{out}");
+    for (line, shape) in lines.iter().zip(&expected) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(fields.len(), 3, "{line}");
+        assert_eq!(blockfp8::tune::parse_shape(fields[0]).unwrap().key(), shape.key(), "{line}");
+        let file = blockfp8::config::dense_file_name(shape.n, shape.k, "NVIDIA_H200", "fp8_w8a8", shape.block);
+        assert!(fields[2].ends_with(&file), "every tp-8 shape ships an H200 file: {line}");
+    }
+    // A block other than 128x128 round-trips through --shape; an unknown device has no file.
+    let o = blockfp8(&["config", "shapes", "--shape", "256,512,64,64", "--shape", "7168,2048", "--device-name", "Unknown GPU"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "256,512,64,64\t-\tnone\n7168,2048\t-\tnone\n");
+    let o = blockfp8(&["config", "shapes", "--shape", "7168,2048"]);
+    assert_eq!(stdout(&o), "7168,2048\t-\n");
+    let o = blockfp8(&["config", "shapes"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no shapes"), "{}", stderr(&o));
+    let o = blockfp8(&["config", "shapes", "--model", "llama", "--tp-size", "8"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("unknown model preset"), "{}", stderr(&o));
+}

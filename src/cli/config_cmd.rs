@@ -8,7 +8,7 @@ use clap::Subcommand;
 use blockfp8::config::library::Lookup;
 use blockfp8::config::{self, Library};
 use blockfp8::device::config_name_for;
-use blockfp8::Result;
+use blockfp8::{tune, Result};
 
 use super::parse_pair;
 
@@ -52,6 +52,18 @@ pub enum ConfigCommand {
         /// A folder of config files, or one config file.
         path: PathBuf,
     },
+    /// List the weight shapes a model needs config files for, one a line: the `--shape`
+    /// argument (N,K), a tab, its layers; with --device-name, a tab and the file that serves
+    /// it ("none" where the vendor BLAS would run). Opens no device.
+    Shapes {
+        #[command(flatten)]
+        shapes: super::perf::ShapeArgs,
+        /// Device name as reported ("AMD Instinct MI300X", "NVIDIA H200").
+        #[arg(long)]
+        device_name: Option<String>,
+        #[arg(long, default_value = "fp8_w8a8")]
+        dtype: String,
+    },
     /// Join the outputs of tuning shards (`blockfp8 tune --shard I/N`) into one folder.
     Merge(super::perf::MergeArgs),
 }
@@ -90,6 +102,25 @@ pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
                     Ok(ExitCode::FAILURE)
                 }
             }
+        }
+        ConfigCommand::Shapes { shapes, device_name, dtype } => {
+            let shapes = shapes.spec().resolve()?;
+            let lib = Library::from_env();
+            for line in tune::render_shape_list(&shapes).lines().zip(&shapes) {
+                let (text, shape) = line;
+                match &device_name {
+                    None => println!("{text}"),
+                    Some(name) => {
+                        let served = match lib.lookup_verbose(&config_name_for(name), shape.n, shape.k, &dtype, shape.block) {
+                            Lookup::Found { source, .. } => source.to_string(),
+                            Lookup::Missing { .. } => "none".to_string(),
+                            Lookup::BatchInvariant => "none (BLOCKFP8_BATCH_INVARIANT)".to_string(),
+                        };
+                        println!("{text}\t{served}");
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
         }
         ConfigCommand::Merge(args) => super::perf::merge(args),
         ConfigCommand::Check { path } => {

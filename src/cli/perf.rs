@@ -38,7 +38,7 @@ pub struct ShapeArgs {
 }
 
 impl ShapeArgs {
-    fn spec(&self) -> ShapeSpec {
+    pub(super) fn spec(&self) -> ShapeSpec {
         ShapeSpec { preset: self.model.clone(), model_config: self.model_config.clone(), tp_size: Some(self.tp_size), shapes: self.shapes.clone() }
     }
     fn given(&self) -> bool {

@@ -282,6 +282,18 @@ pub fn dedupe(shapes: Vec<WeightShape>) -> Vec<WeightShape> {
     out
 }
 
+/// One line per shape: its `--shape` argument (`N,K`, or `N,K,BLOCK_N,BLOCK_K` for a block
+/// other than 128x128), a tab, and the layers that have it (`-` for explicit shapes).
+pub fn render_shape_list(shapes: &[WeightShape]) -> String {
+    let mut out = String::new();
+    for s in shapes {
+        let arg = if s.block == DEFAULT_BLOCK { format!("{},{}", s.n, s.k) } else { format!("{},{},{},{}", s.n, s.k, s.block.0, s.block.1) };
+        let layers = if s.layers.is_empty() { "-".to_string() } else { s.layers.join(", ") };
+        out.push_str(&format!("{arg}\t{layers}\n"));
+    }
+    out
+}
+
 /// Where a command's shapes come from; every source given contributes (in this order:
 /// preset, model config, explicit), and the union is deduplicated.
 #[derive(Clone, Debug, Default)]

@@ -6,6 +6,8 @@
 # $OUT/h100_tp8.tgz in the repository root) and run again to resume from its journal.
 # Files and journals come back in $OUT/h100_tp8.tgz.
 # TUNE_GROUPS (groups split by '|') replaces the three groups, e.g. to tune only the last.
+# The groups are `blockfp8 config shapes --model deepseek-v3 --tp-size 8` split in three, written
+# out because the staged build predates that command.
 # Usage: [TUNE_BUDGET=500] [TUNE_GROUPS='24576,7168 32768,512'] bash ci/h200/runs/s50_h100_tune.sh
 set -u
 : "${OUT:?}"
