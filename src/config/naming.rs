@@ -78,6 +78,16 @@ pub fn dense_file_name(n: usize, k: usize, device: &str, dtype: &str, block: (us
     format!("N={n},K={k},device_name={},dtype={dtype},block_shape=[{},{}].json", config_name_for(device), block.0, block.1)
 }
 
+/// A dense shape as `blockfp8 tune --shape` takes it: `N,K`, with `,BLOCK_N,BLOCK_K` only for a
+/// block other than 128x128.
+pub fn shape_arg(n: usize, k: usize, block: (usize, usize)) -> String {
+    if block == (128, 128) {
+        format!("{n},{k}")
+    } else {
+        format!("{n},{k},{},{}", block.0, block.1)
+    }
+}
+
 /// `E={e},N={n},device_name={device}[,dtype={dtype}][,block_shape=[{bn},{bk}]].json`
 ///
 /// As in vLLM, an empty dtype is left out, and the block shape only appears when both

@@ -287,7 +287,7 @@ pub fn dedupe(shapes: Vec<WeightShape>) -> Vec<WeightShape> {
 pub fn render_shape_list(shapes: &[WeightShape]) -> String {
     let mut out = String::new();
     for s in shapes {
-        let arg = if s.block == DEFAULT_BLOCK { format!("{},{}", s.n, s.k) } else { format!("{},{},{},{}", s.n, s.k, s.block.0, s.block.1) };
+        let arg = crate::config::shape_arg(s.n, s.k, s.block);
         let layers = if s.layers.is_empty() { "-".to_string() } else { s.layers.join(", ") };
         out.push_str(&format!("{arg}\t{layers}\n"));
     }
