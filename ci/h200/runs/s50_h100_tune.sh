@@ -8,11 +8,14 @@
 # TUNE_GROUPS (groups split by '|') replaces the three groups, e.g. to tune only the last.
 # The groups are `blockfp8 config shapes --model deepseek-v3 --tp-size 8` split in three, written
 # out because the staged build predates that command.
-# Usage: [TUNE_BUDGET=500] [TUNE_GROUPS='24576,7168 32768,512'] bash ci/h200/runs/s50_h100_tune.sh
+# TUNE_BUILD names another staged build (default s50race), TUNE_SAVE another output folder
+# (default h100_tp8), e.g. to tune shapes of other tensor-parallel sizes into a folder of their own.
+# Usage: [TUNE_BUDGET=500] [TUNE_GROUPS='24576,7168 32768,512'] [TUNE_BUILD=s51 TUNE_SAVE=h100_more] bash ci/h200/runs/s50_h100_tune.sh
 set -u
 : "${OUT:?}"
 B=/tmp/h100bin; mkdir -p $B
-xz -dc .devx/s50race/blockfp8.xz > $B/blockfp8 && chmod +x $B/blockfp8 || exit 2
+build=${TUNE_BUILD:-s50race}; save=${TUNE_SAVE:-h100_tp8}
+xz -dc .devx/$build/blockfp8.xz > $B/blockfp8 && chmod +x $B/blockfp8 || exit 2
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv > $OUT/gpu.txt; date -u >> $OUT/gpu.txt
 $B/blockfp8 info > $OUT/info.txt 2>&1
 budget=${TUNE_BUDGET:-500}
@@ -22,8 +25,8 @@ for group in "${group_list[@]}"; do
     left=$((budget - SECONDS)); [ $left -gt 30 ] || { echo "no time for: $group" | tee -a $OUT/tune.log; continue; }
     args=(); for s in $group; do args+=(--shape $s); done
     echo "== $group ($left s left)" >> $OUT/tune.log
-    timeout $left $B/blockfp8 tune --backend cuda "${args[@]}" --devices 0 --save-path h100_tp8 --no-progress >> $OUT/tune.log 2>&1
+    timeout $left $B/blockfp8 tune --backend cuda "${args[@]}" --devices 0 --save-path $save --no-progress >> $OUT/tune.log 2>&1
     echo "group rc=$? at $SECONDS s" | tee -a $OUT/tune.log
 done
-tar czf $OUT/h100_tp8.tgz h100_tp8
-ls h100_tp8 | tee $OUT/files.txt
+tar czf $OUT/$save.tgz $save
+ls $save | tee $OUT/files.txt
