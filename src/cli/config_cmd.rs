@@ -106,8 +106,7 @@ pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
         ConfigCommand::Shapes { shapes, device_name, dtype } => {
             let shapes = shapes.spec().resolve()?;
             let lib = Library::from_env();
-            for line in tune::render_shape_list(&shapes).lines().zip(&shapes) {
-                let (text, shape) = line;
+            for (text, shape) in tune::render_shape_list(&shapes).lines().zip(&shapes) {
                 match &device_name {
                     None => println!("{text}"),
                     Some(name) => {
