@@ -106,7 +106,8 @@ pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
         ConfigCommand::Shapes { shapes, device_name, dtype } => {
             let shapes = shapes.spec().resolve()?;
             let lib = Library::from_env();
-            for (text, shape) in tune::render_shape_list(&shapes).lines().zip(&shapes) {
+            for shape in &shapes {
+                let text = tune::shape_line(shape);
                 match &device_name {
                     None => println!("{text}"),
                     Some(name) => {

@@ -254,7 +254,7 @@ impl Library {
             }
         }
         let places = if tried.is_empty() { "nowhere (no folders configured and embedded configs off)".to_string() } else { tried.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ") };
-        let shape = super::naming::shape_arg(key.n, key.k, key.block);
+        let shape = super::shape_arg(key.n, key.k, key.block);
         self.warn(format!(
             "Using the default W8A8 block FP8 path; performance might be sub-optimal! No tuned config for {key}: looked for {places}. \
              Tune it with `blockfp8 tune --shape {shape} --save-path DIR` and set {CONFIG_DIR_ENV}=DIR"

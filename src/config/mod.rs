@@ -9,7 +9,7 @@ pub mod naming;
 pub mod table;
 
 pub use library::{check_dir, embedded_configs, Attempt, ConfigSource, ConfigSummary, Library, Lookup, BATCH_INVARIANT_ENV, CONFIG_DIR_ENV};
-pub use naming::{dense_file_name, moe_file_name, shape_arg, parse_dense_file_name, parse_file_name, parse_moe_file_name, DenseKey, FileKey, MoeKey};
+pub use naming::{dense_file_name, moe_file_name, shape_arg, DEFAULT_BLOCK, parse_dense_file_name, parse_file_name, parse_moe_file_name, DenseKey, FileKey, MoeKey};
 pub use table::ConfigTable;
 
 /// Key in an entry recording that the tuner found nothing faster than the vendor BLAS path;

@@ -78,10 +78,13 @@ pub fn dense_file_name(n: usize, k: usize, device: &str, dtype: &str, block: (us
     format!("N={n},K={k},device_name={},dtype={dtype},block_shape=[{},{}].json", config_name_for(device), block.0, block.1)
 }
 
+/// The weight block every shipped config file uses, and the one `--shape N,K` means.
+pub const DEFAULT_BLOCK: (usize, usize) = (128, 128);
+
 /// A dense shape as `blockfp8 tune --shape` takes it: `N,K`, with `,BLOCK_N,BLOCK_K` only for a
-/// block other than 128x128.
+/// block other than [`DEFAULT_BLOCK`].
 pub fn shape_arg(n: usize, k: usize, block: (usize, usize)) -> String {
-    if block == (128, 128) {
+    if block == DEFAULT_BLOCK {
         format!("{n},{k}")
     } else {
         format!("{n},{k},{},{}", block.0, block.1)

@@ -51,7 +51,7 @@ pub use item::{candidate_configs, candidate_label, median, tune_item, BackendTim
 pub use journal::{check_record, read_journal, Choice, Journal, RecordKey, Rejected, TuneRecord, JOURNAL_PREFIX};
 pub use output::{existing_entries, file_name_of, merge, read_table, table_json, write_atomic, write_files, MergeReport, OnConflict};
 pub use plan::{full_work_list, normalize_batch_sizes, shard_work_list, Shard, WorkItem, DEFAULT_BATCH_SIZES};
-pub use shapes::{dedupe, parse_shape, preset_shapes, render_shape_list, shapes_from_model_config, shapes_from_model_json, ShapeSpec, WeightShape, DEFAULT_BLOCK, PRESETS};
+pub use shapes::{dedupe, parse_shape, preset_shapes, shape_line, shapes_from_model_config, shapes_from_model_json, ShapeSpec, WeightShape, DEFAULT_BLOCK, PRESETS};
 pub use verify::{seed_for, ProblemData, Reference, SplitMix, FULL_REFERENCE_MACS};
 pub use watchdog::{Activity, Overdue};
 

@@ -10,8 +10,7 @@ use crate::error::{Error, Result};
 
 const OP: &str = "tune shapes";
 
-/// The weight block every shipped config file uses.
-pub const DEFAULT_BLOCK: (usize, usize) = (128, 128);
+pub use crate::config::DEFAULT_BLOCK;
 
 /// One weight matrix shape [N, K] as one GPU holds it, with its scale block and the layers
 /// that have it (for reports; empty for explicit shapes).
@@ -282,16 +281,11 @@ pub fn dedupe(shapes: Vec<WeightShape>) -> Vec<WeightShape> {
     out
 }
 
-/// One line per shape: its `--shape` argument (`N,K`, or `N,K,BLOCK_N,BLOCK_K` for a block
-/// other than 128x128), a tab, and the layers that have it (`-` for explicit shapes).
-pub fn render_shape_list(shapes: &[WeightShape]) -> String {
-    let mut out = String::new();
-    for s in shapes {
-        let arg = crate::config::shape_arg(s.n, s.k, s.block);
-        let layers = if s.layers.is_empty() { "-".to_string() } else { s.layers.join(", ") };
-        out.push_str(&format!("{arg}\t{layers}\n"));
-    }
-    out
+/// A shape's line in a listing: its `--shape` argument (`N,K`, or `N,K,BLOCK_N,BLOCK_K` for a
+/// block other than 128x128), a tab, and the layers that have it (`-` for explicit shapes).
+pub fn shape_line(s: &WeightShape) -> String {
+    let layers = if s.layers.is_empty() { "-".to_string() } else { s.layers.join(", ") };
+    format!("{}\t{layers}", crate::config::shape_arg(s.n, s.k, s.block))
 }
 
 /// Where a command's shapes come from; every source given contributes (in this order:
