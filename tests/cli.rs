@@ -386,3 +386,24 @@ fn config_shapes_lists_the_model_shapes_and_their_files() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("unknown model preset"), "{}", stderr(&o));
 }
+
+/// Output cut short by the reader (`blockfp8 config check DIR | head -1`) ends the process as it
+/// ends other Unix tools, without a panic on the broken pipe.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_the_process_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blockfp8"))
+        .args(["config", "check", "configs"])
+        .env_remove("BLOCKFP8_CONFIG_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run blockfp8");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(o.status.signal(), Some(13), "ended by SIGPIPE: {:?} {err}", o.status);
+}
