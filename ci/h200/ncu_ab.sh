@@ -12,7 +12,13 @@
 #   CFG_A, CFG_B   config folders for --config-dir (optional: e.g. force_tile.py files)
 #   ROUNDS (2), LAUNCHES (2), KERNEL (ncu kernel-name regex, default sm90_gemm_block_fp8_m),
 #   METRICS (default gpc__cycles_elapsed.max,sm__cycles_active.avg,smsp__inst_executed.sum)
+#   B_DEEPGEMM=1   side B is DeepGEMM's kernel instead of a CLI (one launch a round, through
+#                  deepgemm_time.py --warm after an unprofiled warm-up that JIT-compiles it; built
+#                  from PEERS, default .peers, into /tmp/dgb/dg when not there yet); KERNEL_DG is
+#                  its kernel-name regex (default sm90_fp8_gemm). B / A is then DeepGEMM's
+#                  figure over the crate's at the same fixed clock.
 # Usage: CLI_B=.devx/x/blockfp8.xz bash ci/h200/ncu_ab.sh M,N,K [M,N,K ...]
+#        B_DEEPGEMM=1 bash ci/h200/ncu_ab.sh 4096,4096,7168   (carry .peers too)
 set -u
 : "${OUT:?set OUT to the results folder}"; mkdir -p "$OUT"
 [ $# -gt 0 ] || { echo "usage: [CLI_A=..] [CLI_B=..] [CFG_A=..] [CFG_B=..] [ROUNDS=2] bash $0 M,N,K ..."; exit 2; }
@@ -24,19 +30,40 @@ cli() {  # the CLI at $1, unpacked from $1.xz when only that exists
     [ -x "$p" ] || { echo "no CLI at $p (nor $p.xz)" >&2; return 1; }
     echo "$p"
 }
-cli_a=$(cli "${CLI_A:-.device-bin/blockfp8}") && cli_b=$(cli "${CLI_B:-.device-bin/blockfp8}") || exit 2
+cli_a=$(cli "${CLI_A:-.device-bin/blockfp8}") || exit 2
+if [ -n "${B_DEEPGEMM:-}" ]; then
+    [ -z "${CLI_B:-}${CFG_B:-}" ] || { echo "B_DEEPGEMM=1 takes no CLI_B or CFG_B"; exit 2; }
+    cli_b=""
+else
+    cli_b=$(cli "${CLI_B:-.device-bin/blockfp8}") || exit 2
+fi
 for c in "${CFG_A:-}" "${CFG_B:-}"; do [ -z "$c" ] || [ -d "$c" ] || { echo "no config folder $c"; exit 2; }; done
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 [ -n "$NCU" ] || { echo "no ncu on this machine"; exit 1; }
 metrics=${METRICS:-gpc__cycles_elapsed.max,sm__cycles_active.avg,smsp__inst_executed.sum}
 bench=(bench --backend cuda --no-check --warmup 1 --repeats 1 --rounds 1 --no-progress --scale-layout column-major)
+if [ -n "${B_DEEPGEMM:-}" ]; then
+    peers=${PEERS:-.peers}
+    [ -d /tmp/dgb/dg ] || bash "$peers/build_deepgemm.sh" > "$OUT/deepgemm_build.log" 2>&1 \
+        || { echo "DeepGEMM build failed: $OUT/deepgemm_build.log"; exit 2; }
+    export PYTHONPATH=/tmp/dgb/dg:$here:${PYTHONPATH:-}
+    for s in "$@"; do  # its JIT compile, outside the profiled runs
+        timeout 300 python3 "$here/deepgemm_time.py" --warm "$s" >> "$OUT/deepgemm_warm.log" 2>&1 \
+            || { echo "DeepGEMM cannot run $s: $OUT/deepgemm_warm.log"; exit 2; }
+    done
+fi
 for s in "$@"; do
     for r in $(seq 1 "${ROUNDS:-2}"); do
         for side in A B; do
             if [ $side = A ]; then c=$cli_a; cfg=${CFG_A:-}; else c=$cli_b; cfg=${CFG_B:-}; fi
             f="$OUT/ncu_${s//,/x}_$side.$r"
-            timeout 120 "$NCU" --metrics "$metrics" --csv --kernel-name "regex:${KERNEL:-sm90_gemm_block_fp8_m}" \
-                --launch-count "${LAUNCHES:-2}" "$c" "${bench[@]}" --mnk "$s" ${cfg:+--config-dir "$cfg"} > "$f.csv" 2> "$f.err"
+            if [ $side = B ] && [ -n "${B_DEEPGEMM:-}" ]; then
+                timeout 120 "$NCU" --metrics "$metrics" --csv --kernel-name "regex:${KERNEL_DG:-sm90_fp8_gemm}" \
+                    --launch-count 1 python3 "$here/deepgemm_time.py" --warm "$s" > "$f.csv" 2> "$f.err"
+            else
+                timeout 120 "$NCU" --metrics "$metrics" --csv --kernel-name "regex:${KERNEL:-sm90_gemm_block_fp8_m}" \
+                    --launch-count "${LAUNCHES:-2}" "$c" "${bench[@]}" --mnk "$s" ${cfg:+--config-dir "$cfg"} > "$f.csv" 2> "$f.err"
+            fi
             echo "$s $side round $r rc=$?"
         done
     done
