@@ -407,3 +407,19 @@ fn a_closed_stdout_ends_the_process_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(o.status.signal(), Some(13), "ended by SIGPIPE: {:?} {err}", o.status);
 }
+
+/// A tune is there to write the files that are missing: it does not warn that they are missing,
+/// nor tell the user to run the tune it is running.
+#[test]
+fn tune_does_not_warn_of_the_file_it_is_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = blockfp8(&["tune", "--backend", "cpu", "--shape", "256,256", "--batch-size", "1", "--save-path", s(dir.path()), "--no-progress"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("sub-optimal") && !stderr(&o).contains("blockfp8 tune --shape"), "{}", stderr(&o));
+    let written: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.starts_with("N=256,K=256,")).collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    // The plain GEMM of a shape without a file still warns, once.
+    let o = blockfp8(&["bench", "--backend", "cpu", "--mnk", "1,256,384", "--no-check", "--repeats", "1", "--warmup", "0", "--rounds", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o).matches("sub-optimal").count(), 1, "{}", stderr(&o));
+}

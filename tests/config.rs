@@ -521,6 +521,29 @@ fn a_bad_file_is_logged_and_counts_as_missing() {
     }
 }
 
+/// The tuner reads what a plan serves now for the very shapes it is tuning: a missing file is
+/// expected there, so that library keeps misses out of its warnings, but not bad files.
+#[test]
+fn a_library_expecting_misses_warns_only_of_bad_files() {
+    let lib = Library::new(vec![data("h200"), data("override")], true, false).with_builtin_configs(BUILTIN_H200).expecting_misses();
+    assert!(lib.lookup("NVIDIA_H200", 4096, 7168, "fp8_w8a8", (128, 128)).is_none());
+    match lib.lookup_verbose("NVIDIA_H200", 4096, 7168, "fp8_w8a8", (128, 128)) {
+        Lookup::Missing { tried, .. } => assert_eq!(tried.len(), 3, "{tried:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(lib.warnings().is_empty(), "{:?}", lib.warnings());
+    // A file that is there is still found.
+    assert_eq!(*lookup_h200(&lib).unwrap(), ConfigTable::parse(&read("h200", H200)).unwrap());
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(H200), "{\"1\": {\"BLOCK_SIZE_M\": \"sixteen\"}}").unwrap();
+    let lib = Library::new(vec![dir.path().to_path_buf()], false, false).expecting_misses();
+    assert!(lookup_h200(&lib).is_none());
+    let w = lib.warnings();
+    assert_eq!(w.len(), 1, "the bad file, and no miss after it: {w:?}");
+    assert!(w[0].contains("must be an integer"), "{}", w[0]);
+}
+
 #[test]
 fn hostile_files_are_not_read() {
     let dir = tempfile::tempdir().unwrap();

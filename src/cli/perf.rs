@@ -150,7 +150,7 @@ pub fn tune(a: TuneArgs) -> Result<ExitCode> {
     o.stall_warning = std::time::Duration::from_secs_f64(a.stall_warning);
     o.exclude = a.exclude_config;
     if !a.skip_served {
-        o.served = Some(std::sync::Arc::new(blockfp8::config::Library::from_env()));
+        o.served = Some(std::sync::Arc::new(blockfp8::config::Library::from_env().expecting_misses()));
     }
     let report = tune::tune(&workers, &o)?;
     print!("{}", tune::render_summary(&report.records));

@@ -95,6 +95,8 @@ pub struct Library {
     /// The shipped configs: the embedded `configs/` unless replaced.
     builtin: &'static [(&'static str, &'static str)],
     batch_invariant: bool,
+    /// A miss is what the caller is there to fill (the tuner): logged at info, not warned.
+    misses_expected: bool,
     /// One slot per key; the slot's OnceLock makes concurrent first lookups of one key wait
     /// for a single read instead of each reading the file.
     cache: Mutex<HashMap<DenseKey, Slot>>,
@@ -118,6 +120,7 @@ impl Library {
             use_embedded,
             builtin: embedded_configs(),
             batch_invariant,
+            misses_expected: false,
             cache: Mutex::new(HashMap::new()),
             warnings: Mutex::new(Vec::new()),
             files_read: AtomicUsize::new(0),
@@ -146,6 +149,14 @@ impl Library {
     /// application that ships its own set, and for tests.
     pub fn with_builtin_configs(mut self, files: &'static [(&'static str, &'static str)]) -> Self {
         self.builtin = files;
+        self
+    }
+
+    /// The same library, logging a missing file at info level and keeping it out of
+    /// [`Library::warnings`]: for the tuner, which reads what a plan serves now for the
+    /// very shapes it is writing files for. Bad files still warn.
+    pub fn expecting_misses(mut self) -> Self {
+        self.misses_expected = true;
         self
     }
 
@@ -254,6 +265,10 @@ impl Library {
             }
         }
         let places = if tried.is_empty() { "nowhere (no folders configured and embedded configs off)".to_string() } else { tried.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ") };
+        if self.misses_expected {
+            log::info!("no tuned config for {key} yet: looked for {places}");
+            return Lookup::Missing { file_name, tried };
+        }
         let shape = super::shape_arg(key.n, key.k, key.block);
         self.warn(format!(
             "Using the default W8A8 block FP8 path; performance might be sub-optimal! No tuned config for {key}: looked for {places}. \

@@ -109,7 +109,8 @@ pub struct TuneOptions {
     pub exclude: Vec<String>,
     /// The configs a plan reads now (user folders, then the shipped files): the entry it would
     /// run at each item's M is timed too, with its own K split, so that a re-tune does not
-    /// write an entry slower than the one it replaces. `None`: not consulted.
+    /// write an entry slower than the one it replaces. `None`: not consulted. Build it with
+    /// [`Library::expecting_misses`]: a shape without a file is what a tune is for.
     pub served: Option<Arc<Library>>,
 }
 
