@@ -75,10 +75,12 @@ pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ConfigCommand::Show { n, k, m, device_name, dir, dtype, block_shape } => {
+            // A miss is this command's answer, printed below with every place tried.
             let lib = match dir {
                 Some(d) => Library::new(vec![d], false, false),
                 None => Library::from_env(),
-            };
+            }
+            .expecting_misses();
             let dev = config_name_for(&device_name);
             match lib.lookup_verbose(&dev, n, k, &dtype, block_shape) {
                 Lookup::Found { table, source, .. } => {
@@ -105,7 +107,7 @@ pub fn run(cmd: ConfigCommand) -> Result<ExitCode> {
         }
         ConfigCommand::Shapes { shapes, device_name, dtype } => {
             let shapes = shapes.spec().resolve()?;
-            let lib = Library::from_env();
+            let lib = Library::from_env().expecting_misses(); // a miss is the "none" it prints
             for shape in &shapes {
                 let text = tune::shape_line(shape);
                 match &device_name {

@@ -95,7 +95,8 @@ pub struct Library {
     /// The shipped configs: the embedded `configs/` unless replaced.
     builtin: &'static [(&'static str, &'static str)],
     batch_invariant: bool,
-    /// A miss is what the caller is there to fill (the tuner): logged at info, not warned.
+    /// A miss is what the caller is there to fill or report (the tuner, `config show`):
+    /// logged at info, not warned.
     misses_expected: bool,
     /// One slot per key; the slot's OnceLock makes concurrent first lookups of one key wait
     /// for a single read instead of each reading the file.
@@ -154,7 +155,8 @@ impl Library {
 
     /// The same library, logging a missing file at info level and keeping it out of
     /// [`Library::warnings`]: for the tuner, which reads what a plan serves now for the
-    /// very shapes it is writing files for. Bad files still warn.
+    /// very shapes it is writing files for, and for commands whose answer a miss is (`config
+    /// show`, `config shapes`). Bad files still warn.
     pub fn expecting_misses(mut self) -> Self {
         self.misses_expected = true;
         self
