@@ -12,6 +12,8 @@
 #   CFG_A, CFG_B   config folders for --config-dir (optional: e.g. force_tile.py files)
 #   ROUNDS (2), LAUNCHES (2), KERNEL (ncu kernel-name regex, default sm90_gemm_block_fp8_m),
 #   METRICS (default gpc__cycles_elapsed.max,sm__cycles_active.avg,smsp__inst_executed.sum)
+#   NCU_ARGS       more ncu options, e.g. '--clock-control none' to count cycles at the clock
+#                  the GPU picks (boost, or what the power cap leaves) instead of ncu's base
 #   B_DEEPGEMM=1   side B is DeepGEMM's kernel instead of a CLI (one launch a round, through
 #                  deepgemm_time.py --warm after an unprofiled warm-up that JIT-compiles it; built
 #                  from PEERS, default .peers, into /tmp/dgb/dg when not there yet); KERNEL_DG is
@@ -58,10 +60,10 @@ for s in "$@"; do
             if [ $side = A ]; then c=$cli_a; cfg=${CFG_A:-}; else c=$cli_b; cfg=${CFG_B:-}; fi
             f="$OUT/ncu_${s//,/x}_$side.$r"
             if [ $side = B ] && [ -n "${B_DEEPGEMM:-}" ]; then
-                timeout 120 "$NCU" --metrics "$metrics" --csv --kernel-name "regex:${KERNEL_DG:-sm90_fp8_gemm}" \
+                timeout 120 "$NCU" ${NCU_ARGS:-} --metrics "$metrics" --csv --kernel-name "regex:${KERNEL_DG:-sm90_fp8_gemm}" \
                     --launch-count 1 python3 "$here/deepgemm_time.py" --warm "$s" > "$f.csv" 2> "$f.err"
             else
-                timeout 120 "$NCU" --metrics "$metrics" --csv --kernel-name "regex:${KERNEL:-sm90_gemm_block_fp8_m}" \
+                timeout 120 "$NCU" ${NCU_ARGS:-} --metrics "$metrics" --csv --kernel-name "regex:${KERNEL:-sm90_gemm_block_fp8_m}" \
                     --launch-count "${LAUNCHES:-2}" "$c" "${bench[@]}" --mnk "$s" ${cfg:+--config-dir "$cfg"} > "$f.csv" 2> "$f.err"
             fi
             echo "$s $side round $r rc=$?"
