@@ -9,7 +9,9 @@
 # The groups are `blockfp8 config shapes --model deepseek-v3 --tp-size 8` split in three, written
 # out because the staged build predates that command.
 # TUNE_BUILD names another staged build (default s50race), TUNE_SAVE another output folder
-# (default h100_tp8), e.g. to tune shapes of other tensor-parallel sizes into a folder of their own.
+# (default h100_tp8), e.g. to tune shapes of other tensor-parallel sizes into a folder of their own;
+# a path under the git-ignored .devx (TUNE_SAVE=.devx/h100_tp4) carries a journal back in to resume
+# without a tuning folder in the repository root.
 # Usage: [TUNE_BUDGET=500] [TUNE_GROUPS='24576,7168 32768,512'] [TUNE_BUILD=s51 TUNE_SAVE=h100_more] bash ci/h200/runs/s50_h100_tune.sh
 set -u
 : "${OUT:?}"
@@ -28,5 +30,6 @@ for group in "${group_list[@]}"; do
     timeout $left $B/blockfp8 tune --backend cuda "${args[@]}" --devices 0 --save-path $save --no-progress >> $OUT/tune.log 2>&1
     echo "group rc=$? at $SECONDS s" | tee -a $OUT/tune.log
 done
-tar czf $OUT/$save.tgz $save
+mkdir -p "$(dirname "$OUT/$save.tgz")"
+tar czf "$OUT/$save.tgz" "$save"
 ls $save | tee $OUT/files.txt
