@@ -60,12 +60,12 @@ for s in "$@"; do
             if [ $side = A ]; then c=$cli_a; cfg=${CFG_A:-}; else c=$cli_b; cfg=${CFG_B:-}; fi
             f="$OUT/ncu_${s//,/x}_$side.$r"
             if [ $side = B ] && [ -n "${B_DEEPGEMM:-}" ]; then
-                timeout 120 "$NCU" ${NCU_ARGS:-} --metrics "$metrics" --csv --kernel-name "regex:${KERNEL_DG:-sm90_fp8_gemm}" \
-                    --launch-count 1 python3 "$here/deepgemm_time.py" --warm "$s" > "$f.csv" 2> "$f.err"
+                kernel=${KERNEL_DG:-sm90_fp8_gemm} launches=1 run=(python3 "$here/deepgemm_time.py" --warm "$s")
             else
-                timeout 120 "$NCU" ${NCU_ARGS:-} --metrics "$metrics" --csv --kernel-name "regex:${KERNEL:-sm90_gemm_block_fp8_m}" \
-                    --launch-count "${LAUNCHES:-2}" "$c" "${bench[@]}" --mnk "$s" ${cfg:+--config-dir "$cfg"} > "$f.csv" 2> "$f.err"
+                kernel=${KERNEL:-sm90_gemm_block_fp8_m} launches=${LAUNCHES:-2} run=("$c" "${bench[@]}" --mnk "$s" ${cfg:+--config-dir "$cfg"})
             fi
+            timeout 120 "$NCU" ${NCU_ARGS:-} --metrics "$metrics" --csv --kernel-name "regex:$kernel" \
+                --launch-count "$launches" "${run[@]}" > "$f.csv" 2> "$f.err"
             echo "$s $side round $r rc=$?"
         done
     done
